@@ -2,7 +2,7 @@
 // Runs every package's tests with node's test runner, from TypeScript sources (tsx, @tollgate/source condition).
 // Usage: node scripts/test.mjs [dir ...]   (defaults to every workspace). Type-checks first unless --no-typecheck.
 import { spawnSync } from 'node:child_process'
-import { readdirSync, statSync, existsSync } from 'node:fs'
+import { existsSync, readdirSync, statSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -13,7 +13,9 @@ const dirs = args.filter((a) => !a.startsWith('--'))
 const workspaces = dirs.length
   ? dirs
   : ['packages', 'apps'].flatMap((top) =>
-      readdirSync(join(root, top)).map((name) => join(top, name)).filter((d) => existsSync(join(root, d, 'package.json'))),
+      readdirSync(join(root, top))
+        .map((name) => join(top, name))
+        .filter((d) => existsSync(join(root, d, 'package.json'))),
     )
 
 function testFiles(dir) {
@@ -26,16 +28,23 @@ function testFiles(dir) {
 }
 
 if (typecheck) {
-  const tc = spawnSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.json')], {
-    stdio: 'inherit',
-  })
+  const tc = spawnSync(
+    process.execPath,
+    [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.json')],
+    {
+      stdio: 'inherit',
+    },
+  )
   if (tc.status !== 0) {
     console.error('typecheck failed')
     process.exit(tc.status ?? 1)
   }
 }
 
-const files = workspaces.flatMap((w) => testFiles(join(root, w, 'test'))).map((f) => relative(root, f)).sort()
+const files = workspaces
+  .flatMap((w) => testFiles(join(root, w, 'test')))
+  .map((f) => relative(root, f))
+  .sort()
 if (files.length === 0) {
   console.error('no test files found')
   process.exit(1)
