@@ -1,0 +1,25 @@
+// @tollgate/contract — merchant-provider/v1: the JSON Schemas (2020-12) served from local copies by $id, an Ajv
+// wired with them, the MCP profile's tool table, the wire error table and the examples.
+// Everything exported here is public API; implementation details live in the other files.
+
+export {
+  CONTRACT_ERROR_CODES,
+  ContractError,
+  type ContractErrorCode,
+  ExamplesUnreadableError,
+  SchemaLoadError,
+  UnknownErrorCodeError,
+  UnknownSchemaError,
+} from './errors.js'
+export { type ContractExample, listExamples } from './examples.js'
+export { PROFILE_TOOLS, type ProfileTool } from './profile.js'
+export { CONTRACT_BASE, contractRef, publishedSchema, schemaDocuments } from './schemas.js'
+export { type ContractValidation, contractValidator, createContractAjv } from './validator.js'
+export {
+  ERROR_CODES,
+  errorHttpStatus,
+  isRefusalCode,
+  isWireErrorCode,
+  MERCHANT_REFUSAL_PATTERN,
+  REFUSAL_CODES,
+} from './wire-errors.js'
