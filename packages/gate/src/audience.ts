@@ -1,0 +1,142 @@
+import type { KeyObject, webcrypto } from 'node:crypto'
+import { createRemoteJWKSet, type JWTPayload, type JWTVerifyGetKey, errors as joseErrors, jwtVerify } from 'jose'
+import { GateConfigError, KeysUnavailable, TokenRefused } from './errors.js'
+
+/** Where the audience check gets the issuer's public keys. */
+export type KeySource =
+  | { kind: 'key'; publicKey: webcrypto.CryptoKey | KeyObject }
+  | { kind: 'jwks'; url: string | URL; timeoutMs?: number; cooldownMs?: number }
+  | { kind: 'resolver'; getKey: JWTVerifyGetKey }
+
+/** Signature algorithms a token may use. */
+export type TokenAlgorithm = 'RS256' | 'ES256'
+
+/** Options of {@link createAudience}. */
+export interface AudienceOptions {
+  /** This resource's identifier: the only `aud` accepted, and only as a single string. */
+  resource: string
+  /** The trusted issuer (`iss`), compared exactly. */
+  issuer: string
+  keys: KeySource
+  /** Accepted algorithms; default `['RS256', 'ES256']`. `none` and HMAC are never accepted. */
+  algorithms?: readonly TokenAlgorithm[]
+  /** Clock for `exp` checks (tests inject one); default the wall clock. No leeway is applied. */
+  now?: () => Date
+}
+
+/** What an accepted token says about its bearer. */
+export interface Admission {
+  /** The token's `sub`: the caller id budgets are keyed by. */
+  subject: string
+  /** `scope` split on whitespace; empty when absent. */
+  scopes: string[]
+  /** `exp`, epoch seconds. */
+  expiresAt: number
+  /** The single `aud` string (always equal to the configured resource). */
+  resource: string
+  /** The raw token, for the SDK's AuthInfo only; never logged. */
+  token: string
+}
+
+/** Verifies bearer tokens for one resource. */
+export interface Audience {
+  readonly resource: string
+  readonly issuer: string
+  /**
+   * Verifies an `Authorization` header value. Resolves with the admission, or rejects with TokenRefused
+   * (caller's fault, answered 401) or KeysUnavailable (server's fault).
+   */
+  admit(authorizationHeader: string | undefined): Promise<Admission>
+}
+
+const REQUIRED_CLAIMS = ['aud', 'exp', 'iat', 'iss', 'sub'] as const
+
+/**
+ * Creates the audience check: signature by the trusted issuer's key with an allowed algorithm; `aud`, `exp`,
+ * `iat`, `iss`, `sub` all present; `exp` in the future; `iss` exact; `aud` a single string equal to the resource
+ * (a list is refused even when it names this resource, because such a token can be replayed at the other door).
+ */
+export function createAudience(options: AudienceOptions): Audience {
+  const algorithms = [...(options.algorithms ?? ['RS256', 'ES256'])]
+  if (algorithms.length === 0) throw new GateConfigError('at least one algorithm must be accepted')
+  const getKey = keyResolver(options.keys)
+  const now = options.now
+  return {
+    resource: options.resource,
+    issuer: options.issuer,
+    async admit(header) {
+      const token = bearerToken(header)
+      let payload: JWTPayload
+      try {
+        const verified = await jwtVerify(token, getKey as JWTVerifyGetKey, {
+          algorithms,
+          issuer: options.issuer,
+          audience: options.resource,
+          requiredClaims: [...REQUIRED_CLAIMS],
+          ...(now ? { currentDate: now() } : {}),
+        })
+        payload = verified.payload
+      } catch (error) {
+        throw refusalFrom(error)
+      }
+      // Stage 2, the rule jose's membership test does not make: aud must be one string, not a list.
+      if (typeof payload.aud !== 'string') {
+        throw new TokenRefused('ERR_GATE_AUDIENCE_LIST', 'audience is not a single resource')
+      }
+      if (typeof payload.sub !== 'string' || payload.sub === '') {
+        throw new TokenRefused('ERR_GATE_CLAIM_MISSING', 'a required claim is missing or empty')
+      }
+      const scope = (payload as { scope?: unknown }).scope
+      return {
+        subject: payload.sub,
+        scopes: typeof scope === 'string' ? scope.split(/\s+/).filter((s) => s !== '') : [],
+        expiresAt: payload.exp as number,
+        resource: payload.aud,
+        token,
+      }
+    },
+  }
+}
+
+function bearerToken(header: string | undefined): string {
+  if (header === undefined) throw new TokenRefused('ERR_GATE_TOKEN_MISSING', 'no bearer token was presented')
+  const match = /^Bearer ([A-Za-z0-9\-._~+/]+=*)$/i.exec(header.trim())
+  if (match === null) throw new TokenRefused('ERR_GATE_TOKEN_INVALID', 'the authorization header is not a bearer token')
+  return match[1] as string
+}
+
+function keyResolver(keys: KeySource): JWTVerifyGetKey | webcrypto.CryptoKey | KeyObject {
+  switch (keys.kind) {
+    case 'key':
+      return keys.publicKey
+    case 'resolver':
+      return keys.getKey
+    case 'jwks':
+      return createRemoteJWKSet(new URL(keys.url), {
+        timeoutDuration: keys.timeoutMs ?? 5000,
+        cooldownDuration: keys.cooldownMs ?? 30_000,
+      })
+  }
+}
+
+function refusalFrom(error: unknown): Error {
+  if (error instanceof joseErrors.JWKSTimeout || error instanceof joseErrors.JWKSInvalid)
+    return new KeysUnavailable({ cause: error })
+  if (!(error instanceof joseErrors.JOSEError)) {
+    // A failed JWKS fetch surfaces as a plain error (network) — the server's fault, not the caller's.
+    return new KeysUnavailable({ cause: error })
+  }
+  const name = error.constructor.name
+  if (error instanceof joseErrors.JWTExpired)
+    return new TokenRefused('ERR_GATE_TOKEN_EXPIRED', 'the token has expired', name)
+  if (error instanceof joseErrors.JWTClaimValidationFailed) {
+    if (error.reason === 'missing')
+      return new TokenRefused('ERR_GATE_CLAIM_MISSING', 'a required claim is missing or empty', name)
+    if (error.claim === 'iss')
+      return new TokenRefused('ERR_GATE_ISSUER', 'the token was not issued by the trusted issuer', name)
+    if (error.claim === 'aud')
+      return new TokenRefused('ERR_GATE_AUDIENCE', 'the token was not minted for this resource', name)
+    return new TokenRefused('ERR_GATE_TOKEN_INVALID', 'a claim failed validation', name)
+  }
+  return new TokenRefused('ERR_GATE_TOKEN_INVALID', 'the token is malformed or its signature does not verify', name)
+}

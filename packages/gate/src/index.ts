@@ -1,0 +1,43 @@
+// @tollgate/gate — everything exported here is public API. Helpers live in src/internal/.
+// A gate in front of a remote MCP server: audience-bound bearer tokens, scopes concealed at dispatch,
+// a per-caller budget charged first on every tools/call, and a Host/Origin allow-list.
+
+export {
+  type Admission,
+  type Audience,
+  type AudienceOptions,
+  createAudience,
+  type KeySource,
+  type TokenAlgorithm,
+} from './audience.js'
+export { type Clock, type ManualClock, manualClock, monotonicClock, wallClock } from './budget/clock.js'
+export {
+  type Budget,
+  type BudgetDecision,
+  FairBudget,
+  type FairBudgetOptions,
+  NaiveBucket,
+} from './budget/fair-budget.js'
+export { RedisBudgetStore } from './budget/redis-store.js'
+export { type BudgetStore, type FairPlan, type FairTake, MemoryBudgetStore, type NaivePlan } from './budget/store.js'
+export {
+  BudgetConfigError,
+  BudgetStoreError,
+  GateConfigError,
+  GateError,
+  type GateErrorCode,
+  KeysUnavailable,
+  TokenRefused,
+} from './errors.js'
+export { allowListFor, type HostAllowList, type HostVerdict, hostGuard, loopbackAllowList } from './host-allow-list.js'
+export { createGate, type Gate, type GateEvent, type GateOptions } from './http-gate.js'
+export { createInProcessIssuer, type InProcessIssuer, type MintOptions } from './in-process-issuer.js'
+export {
+  bearerChallenge,
+  type ProtectedResourceMetadata,
+  protectedResourceMetadata,
+  type ResourceIdentity,
+  resourceIdentity,
+  UNAUTHORIZED_BODY,
+} from './resource-metadata.js'
+export { type GatedTool, NO_SUCH_TOOL, OVER_BUDGET, type ToolOutcome } from './tools.js'

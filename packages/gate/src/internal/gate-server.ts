@@ -1,0 +1,97 @@
+import {
+  type CallToolResult,
+  type JSONRPCRequest,
+  type Result,
+  Server,
+  type ServerContext,
+} from '@modelcontextprotocol/server'
+import type { Budget } from '../budget/fair-budget.js'
+import { type CompiledTool, describeSchemaErrors, NO_SUCH_TOOL, OVER_BUDGET, type ToolTable } from '../tools.js'
+
+/** Who is calling, as the audience check established it. */
+export interface Caller {
+  /** Token `sub`; the empty string when there is none (no reserve: always over budget). */
+  id: string
+  scopes: readonly string[]
+}
+
+/** Reports a server-side fault; never given caller input. */
+export type FaultReporter = (code: 'tool-threw' | 'output-schema', toolName: string, error?: unknown) => void
+
+type Handler = (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result>
+
+const refusal = (text: string): CallToolResult => ({ content: [{ type: 'text', text }], isError: true })
+
+/**
+ * The SDK's low-level Server with one interception point for `tools/call`, placed in the documented
+ * `_wrapHandler` hook so it runs on the raw request before the SDK validates params or looks anything up:
+ * 1. charge the budget (every call, whatever the name); 2. refuse unknown and ungranted names with one constant;
+ * 3. only then hand over to the SDK's own validation and the tool. `McpServer` has no such hook, hence `Server`.
+ */
+class GateServer extends Server {
+  gate: ((request: JSONRPCRequest) => Promise<CallToolResult | undefined>) | undefined
+
+  protected override _wrapHandler(method: string, handler: Handler): Handler {
+    const inner = super._wrapHandler(method, handler)
+    if (method !== 'tools/call') return inner
+    return async (request, ctx) => {
+      const refused = this.gate ? await this.gate(request) : refusal(NO_SUCH_TOOL)
+      return refused ?? inner(request, ctx)
+    }
+  }
+}
+
+/** Builds one per-request SDK server for one caller. Cheap: the tool table is compiled once, outside. */
+export function buildGateServer(options: {
+  serverInfo: { name: string; version: string }
+  instructions: string | undefined
+  table: ToolTable
+  budget: Budget
+  caller: Caller
+  onFault: FaultReporter
+}): Server {
+  const { table, budget, caller, onFault } = options
+  const server = new GateServer(options.serverInfo, {
+    capabilities: { tools: { listChanged: false } },
+    ...(options.instructions !== undefined ? { instructions: options.instructions } : {}),
+    // The listing depends on the caller's grants, so no shared cache may hold it.
+    cacheHints: { 'tools/list': { ttlMs: 0, cacheScope: 'private' } },
+  })
+  server.gate = async (request) => {
+    const decision = await budget.request(caller.id)
+    if (!decision.admitted) return refusal(OVER_BUDGET)
+    const params = request.params as { name?: unknown } | undefined
+    return table.granted(params?.name, caller.scopes) === undefined ? refusal(NO_SUCH_TOOL) : undefined
+  }
+  server.setRequestHandler('tools/list', async () => ({
+    tools: table.visibleTo(caller.scopes).map(({ tool }) => ({
+      name: tool.name,
+      ...(tool.title !== undefined ? { title: tool.title } : {}),
+      description: tool.description,
+      inputSchema: tool.inputSchema as { type: 'object' },
+      ...(tool.outputSchema !== undefined ? { outputSchema: tool.outputSchema as { type: 'object' } } : {}),
+    })),
+  }))
+  server.setRequestHandler('tools/call', async (request) => {
+    // The gate has already charged and admitted this name; the lookup cannot miss, but stays total.
+    const compiled = table.granted(request.params.name, caller.scopes)
+    if (compiled === undefined) return refusal(NO_SUCH_TOOL)
+    const args = request.params.arguments ?? {}
+    if (!compiled.validateInput(args))
+      return refusal(`invalid arguments: ${describeSchemaErrors(compiled.validateInput)}`)
+    let outcome: Awaited<ReturnType<CompiledTool['tool']['call']>>
+    try {
+      outcome = await compiled.tool.call(args)
+    } catch (error) {
+      onFault('tool-threw', compiled.tool.name, error)
+      return refusal("the tool failed on the server; this is not the caller's fault")
+    }
+    if (!outcome.ok) return refusal(outcome.text)
+    if (compiled.validateOutput && !compiled.validateOutput(outcome.structuredContent)) {
+      onFault('output-schema', compiled.tool.name)
+      return refusal("the tool failed on the server; this is not the caller's fault")
+    }
+    return { content: [{ type: 'text', text: outcome.text }], structuredContent: outcome.structuredContent }
+  })
+  return server
+}

@@ -1,0 +1,58 @@
+import { GateConfigError } from './errors.js'
+
+/** The RFC 9728 protected-resource metadata document the gate serves, unauthenticated. */
+export interface ProtectedResourceMetadata {
+  resource: string
+  authorization_servers: string[]
+  bearer_methods_supported: string[]
+}
+
+/** The parsed resource identifier plus the two addresses derived from it (RFC 9728 §3.1). */
+export interface ResourceIdentity {
+  /** The resource identifier exactly as configured, e.g. `https://quenchz.invalid/mcp`; the only accepted `aud`. */
+  resource: string
+  /** Path part of the resource, e.g. `/mcp`: the MCP endpoint is served here. */
+  endpointPath: string
+  /** Path at which the metadata is served, e.g. `/.well-known/oauth-protected-resource/mcp`. */
+  metadataPath: string
+  /** Absolute metadata URL named in every challenge, e.g. `https://quenchz.invalid/.well-known/oauth-protected-resource/mcp`. */
+  metadataUrl: string
+}
+
+/**
+ * Derives the endpoint path and metadata address from a resource identifier. The well-known segment is
+ * inserted between the host and the path, as RFC 9728 §3.1 prescribes. Throws GateConfigError for an identifier
+ * that is not an absolute http(s) URL or carries a query or fragment.
+ */
+export function resourceIdentity(resource: string): ResourceIdentity {
+  let url: URL
+  try {
+    url = new URL(resource)
+  } catch {
+    throw new GateConfigError('the resource identifier must be an absolute URL')
+  }
+  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.search !== '' || url.hash !== '') {
+    throw new GateConfigError('the resource identifier must be an http(s) URL without query or fragment')
+  }
+  const endpointPath = url.pathname === '' ? '/' : url.pathname
+  const suffix = endpointPath === '/' ? '' : endpointPath
+  const metadataPath = `/.well-known/oauth-protected-resource${suffix}`
+  return { resource, endpointPath, metadataPath, metadataUrl: `${url.origin}${metadataPath}` }
+}
+
+/** Builds the metadata document: the resource and its authorization servers; scopes are deliberately not listed. */
+export function protectedResourceMetadata(
+  resource: string,
+  authorizationServers: readonly string[],
+): ProtectedResourceMetadata {
+  if (authorizationServers.length === 0) throw new GateConfigError('at least one authorization server must be named')
+  return { resource, authorization_servers: [...authorizationServers], bearer_methods_supported: ['header'] }
+}
+
+/** The one `WWW-Authenticate` value sent with every 401, whatever the reason (the reason is never told). */
+export function bearerChallenge(identity: ResourceIdentity): string {
+  return `Bearer error="invalid_token", error_description="Authentication required", resource_metadata="${identity.metadataUrl}"`
+}
+
+/** The JSON body sent with every 401. */
+export const UNAUTHORIZED_BODY = '{"error":"invalid_token","error_description":"Authentication required"}'

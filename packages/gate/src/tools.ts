@@ -1,0 +1,82 @@
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js'
+import { GateConfigError } from './errors.js'
+
+/** What a tool handler answers: data (as structuredContent plus a text copy) or a caller-facing refusal text. */
+export type ToolOutcome =
+  | { ok: true; structuredContent: Record<string, unknown>; text: string }
+  | { ok: false; text: string }
+
+/** A tool the gate serves. Tools never charge the budget and never check scope: the gate does both, once. */
+export interface GatedTool {
+  name: string
+  /** The one scope that grants this tool. */
+  scope: string
+  title?: string
+  description: string
+  /** JSON Schema 2020-12 with `type: "object"` at the root; no external `$ref`. */
+  inputSchema: Record<string, unknown>
+  /** JSON Schema 2020-12 the structuredContent always satisfies. */
+  outputSchema?: Record<string, unknown>
+  call(args: unknown): Promise<ToolOutcome>
+}
+
+/** The refusal for an unknown name and for an ungranted one alike. Nothing is ever interpolated into it. */
+export const NO_SUCH_TOOL = 'no tool by that name is available to this caller'
+
+/** The refusal once a caller's share of the budget is spent, whatever the name asked for. */
+export const OVER_BUDGET = 'this caller has spent its share of the upstream budget'
+
+/** Tool descriptions with their validators compiled once, at gate creation. */
+export interface ToolTable {
+  /** Tools granted by at least one of `scopes`, sorted by name (a deterministic listing). */
+  visibleTo(scopes: readonly string[]): CompiledTool[]
+  /** The tool, only when `name` is a string naming a tool one of `scopes` grants; otherwise undefined. */
+  granted(name: unknown, scopes: readonly string[]): CompiledTool | undefined
+}
+
+export interface CompiledTool {
+  tool: GatedTool
+  validateInput: ValidateFunction
+  validateOutput: ValidateFunction | undefined
+}
+
+/** Compiles the tool list. Throws GateConfigError on duplicate names or schemas that do not compile. */
+export function toolTable(tools: readonly GatedTool[]): ToolTable {
+  // validateFormats off: formats are advisory here; the tools check their own values and word their own errors.
+  const ajv = new Ajv2020({ strict: false, allErrors: false, validateFormats: false })
+  // Map, not object: tool names come from requests and must not reach Object.prototype.
+  const byName = new Map<string, CompiledTool>()
+  for (const tool of tools) {
+    if (byName.has(tool.name)) throw new GateConfigError('two tools share one name')
+    if (tool.inputSchema.type !== 'object')
+      throw new GateConfigError('a tool input schema must have type "object" at its root')
+    try {
+      byName.set(tool.name, {
+        tool,
+        validateInput: ajv.compile(tool.inputSchema),
+        validateOutput: tool.outputSchema ? ajv.compile(tool.outputSchema) : undefined,
+      })
+    } catch (error) {
+      throw new GateConfigError(`a tool schema does not compile: ${(error as Error).message}`)
+    }
+  }
+  const sorted = [...byName.values()].sort((a, b) =>
+    a.tool.name < b.tool.name ? -1 : a.tool.name > b.tool.name ? 1 : 0,
+  )
+  return {
+    visibleTo: (scopes) => sorted.filter((t) => scopes.includes(t.tool.scope)),
+    granted(name, scopes) {
+      if (typeof name !== 'string') return undefined
+      const found = byName.get(name)
+      return found !== undefined && scopes.includes(found.tool.scope) ? found : undefined
+    },
+  }
+}
+
+/** Describes validation failures by schema path only: no value the caller sent is repeated. */
+export function describeSchemaErrors(validate: ValidateFunction): string {
+  const first = validate.errors?.[0]
+  if (first === undefined) return 'the arguments do not match the input schema'
+  const at = first.instancePath === '' ? 'the arguments' : first.instancePath
+  return `${at} ${first.message ?? 'is invalid'}`
+}
