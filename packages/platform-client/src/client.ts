@@ -1,0 +1,491 @@
+import { randomUUID } from 'node:crypto'
+import { contractValidator, errorHttpStatus, PROFILE_TOOLS } from '@tollgate/contract'
+import { signHeaders } from '@tollgate/signing'
+import type { JsonObject } from '@tollgate/strict-json'
+import { checkBaseUrl } from './base-url.js'
+import {
+  DiscoveryFailed,
+  InvalidResult,
+  JsonRpcErrorAnswer,
+  MalformedBody,
+  PlatformClientError,
+  type RequestPhase,
+  RequestTimedOut,
+  ResultNotComplete,
+  ToolListMalformed,
+  UnexpectedHttpStatus,
+} from './errors.js'
+import { exchange, type Outgoing, type Received } from './internal/http.js'
+import { isObject, plain, resultOf } from './internal/messages.js'
+
+/** The protocol era a server speaks: the 2026-07-28 revision, or the session-based one before it. */
+export type Era = '2026-07-28' | 'legacy'
+
+export const MODERN_VERSION = '2026-07-28'
+export const LEGACY_VERSION = '2025-11-25'
+/** The contract's error envelope schema (structuredContent of an isError result). */
+export const ERROR_ENVELOPE_REF = 'error.json'
+
+/** How the platform reaches one provider. */
+export interface PlatformClientOptions {
+  /** The provider's MCP endpoint, e.g. https://billing.example.com/mcp. */
+  baseUrl: string
+  /** The signing secret (srmps_… sandbox, srmp_… production); never logged. */
+  secret: string
+  /** Allow private/loopback addresses, any port, and plain http on loopback. Default false. */
+  allowPrivate?: boolean
+  /** Sent as `Authorization: Bearer …` on every request when set. */
+  bearerToken?: string
+  /** Extra headers sent on every request (an edge or WAF token), never overriding protocol headers. */
+  edgeHeaders?: Record<string, string>
+  /** 'auto' (default) tries server/discover and falls back to initialize on a legacy-era answer. */
+  era?: 'auto' | Era
+  /** Per HTTP request, default 30000. */
+  timeoutMs?: number
+  /** Largest accepted answer, default 1 MiB. */
+  maxBodyBytes?: number
+  /** Attempts of one call when the outcome counts as a 5xx, default 3. */
+  maxAttempts?: number
+  /** Pause before a retry, multiplied by the attempt number; default 200. */
+  retryDelayMs?: number
+  /** The signing clock, default the system clock. */
+  now?: () => Date
+  /** Where detected eras are cached per base URL; default a module-wide cache. */
+  eraCache?: Map<string, Era>
+}
+
+/** The correlation identifiers a call carries in `_meta`. */
+export interface CallContext {
+  correlationId: string
+  channel: string
+  externalTicket?: string
+}
+
+/** How one request of an attempt is signed: correctly, with a broken signature, or with an old timestamp. */
+export type SignatureMode = 'valid' | 'broken' | { staleSeconds: number }
+
+/** Knobs of a single attempt, used by conformance checks. */
+export interface AttemptOptions {
+  /** Chooses the signature per request; default every request valid. */
+  signatureFor?: (phase: RequestPhase) => SignatureMode
+}
+
+/** One attempt's answer: the validated object, or the validated error envelope with its REST status. */
+export type ToolOutcome =
+  | { kind: 'result'; status: 200; value: unknown; era: Era; requestId: string }
+  | {
+      kind: 'error'
+      status: number
+      code: string
+      retryable: boolean
+      message: string
+      value: unknown
+      era: Era
+      requestId: string
+    }
+
+/** A call's answer after retries; 'verified' when retries ran out and sr_get_operation was asked. */
+export type CallResult =
+  | (ToolOutcome & { attempts: number })
+  | { kind: 'verified'; operation: unknown; attempts: number; lastError: PlatformClientError }
+
+/** One page of tools/list, read strictly (numbers may be fractional in schemas). */
+export interface ToolPage {
+  tools: unknown[]
+  nextCursor: string | undefined
+}
+
+export interface ToolListing {
+  era: Era
+  pages: ToolPage[]
+  /** true when the server offered more pages than maxPages (reading stopped at maxPages + 1). */
+  truncated: boolean
+}
+
+const defaultEraCache = new Map<string, Era>()
+const LEGACY_RPC_CODES = new Set([-32601, -32600, -32602, -32000, -32022])
+const LEGACY_HTTP_STATUSES = new Set([400, 404, 405, 406, 415])
+
+/**
+ * Calls merchant-provider/v1 tools the way the platform does: one session per attempt, signed requests, strict
+ * reading and contract validation of structuredContent. Throws TypeError on a missing secret or base URL.
+ */
+export class PlatformClient {
+  readonly #options: Required<Omit<PlatformClientOptions, 'bearerToken' | 'edgeHeaders' | 'era'>> &
+    Pick<PlatformClientOptions, 'bearerToken' | 'edgeHeaders'> & { era: 'auto' | Era }
+  #url: URL | undefined
+  #rpcId = 0
+
+  constructor(options: PlatformClientOptions) {
+    if (typeof options.secret !== 'string' || options.secret === '') throw new TypeError('a signing secret is required')
+    if (typeof options.baseUrl !== 'string' || options.baseUrl === '') throw new TypeError('a base URL is required')
+    this.#options = {
+      allowPrivate: false,
+      era: 'auto',
+      timeoutMs: 30_000,
+      maxBodyBytes: 1024 * 1024,
+      maxAttempts: 3,
+      retryDelayMs: 200,
+      now: () => new Date(),
+      eraCache: defaultEraCache,
+      ...options,
+    }
+  }
+
+  /** The era this client uses for the base URL (detecting it with a discovery when not known yet). */
+  async era(): Promise<Era> {
+    const url = await this.#baseUrl()
+    const known = this.#knownEra(url)
+    if (known) return known
+    await this.#handshake(url, `eradetect-${randomUUID()}`, {})
+    const found = this.#knownEra(url)
+    if (!found) throw new DiscoveryFailed('no era detected')
+    return found
+  }
+
+  /**
+   * Calls a profile tool: attempts until an answer that does not count as a 5xx (at most maxAttempts, the same
+   * arguments and key each time); when they run out and the arguments carry an idempotency_key, asks
+   * sr_get_operation. Throws the last PlatformClientError otherwise.
+   */
+  async callTool(name: string, args: Record<string, unknown>, context: CallContext): Promise<CallResult> {
+    let lastError: PlatformClientError | undefined
+    let attempts = 0
+    while (attempts < this.#options.maxAttempts) {
+      attempts += 1
+      try {
+        const outcome = await this.attempt(name, args, context)
+        if (outcome.kind === 'error' && outcome.status >= 500 && attempts < this.#options.maxAttempts) {
+          await this.#pause(attempts)
+          continue
+        }
+        return { ...outcome, attempts }
+      } catch (error) {
+        if (!(error instanceof PlatformClientError) || !error.retryable) throw error
+        lastError = error
+        if (attempts < this.#options.maxAttempts) await this.#pause(attempts)
+      }
+    }
+    if (lastError === undefined) throw new DiscoveryFailed('no attempt ran')
+    const key = args.idempotency_key
+    if (typeof key === 'string' && name !== 'sr_get_operation') {
+      try {
+        const check = await this.attempt('sr_get_operation', { idempotency_key: key }, context)
+        if (check.kind === 'result') return { kind: 'verified', operation: check.value, attempts, lastError }
+      } catch {
+        // The verification failing leaves the original failure as the answer.
+      }
+    }
+    throw lastError
+  }
+
+  /** One attempt: its own session, one tools/call, closed. Throws PlatformClientError for any failure. */
+  async attempt(
+    name: string,
+    args: Record<string, unknown>,
+    context: CallContext,
+    options: AttemptOptions = {},
+  ): Promise<ToolOutcome> {
+    const tool = PROFILE_TOOLS.find((t) => t.name === name)
+    if (!tool) throw new TypeError('not a profile tool')
+    const url = await this.#baseUrl()
+    const requestId = randomUUID()
+    const meta: Record<string, unknown> = {
+      'dev.supportroute/request_id': requestId,
+      'dev.supportroute/correlation_id': context.correlationId,
+      'dev.supportroute/channel': context.channel,
+    }
+    if (context.externalTicket !== undefined) meta['dev.supportroute/external_ticket'] = context.externalTicket
+    const session = await this.#handshake(url, requestId, options)
+    try {
+      const id = this.#nextId()
+      const body = {
+        jsonrpc: '2.0',
+        id,
+        method: 'tools/call',
+        params: { name, arguments: args, _meta: session.era === MODERN_VERSION ? { ...modernMeta(), ...meta } : meta },
+      }
+      const received = await this.#post(url, 'tools/call', body, session, options, { 'mcp-name': name })
+      const result = resultOf(received, 'tools/call')
+      return readToolResult(result, tool.outputRef, session.era, requestId)
+    } finally {
+      await this.#close(url, session, options)
+    }
+  }
+
+  /**
+   * Lists tools in one session, following nextCursor; reads at most maxPages + 1 pages (then truncated is
+   * true). deadline (epoch ms) bounds the whole listing: passing it throws RequestTimedOut.
+   */
+  async listTools(options: { maxPages: number; deadline?: number }): Promise<ToolListing> {
+    const url = await this.#baseUrl()
+    const deadline = options.deadline
+    const session = await this.#handshake(url, randomUUID(), {}, deadline)
+    try {
+      const pages: ToolPage[] = []
+      let cursor: string | undefined
+      do {
+        const id = this.#nextId()
+        const params: Record<string, unknown> = {}
+        if (cursor !== undefined) params.cursor = cursor
+        if (session.era === MODERN_VERSION) params._meta = modernMeta()
+        const received = await this.#post(
+          url,
+          'tools/list',
+          { jsonrpc: '2.0', id, method: 'tools/list', params },
+          session,
+          {},
+          {},
+          deadline,
+        )
+        const result = resultOf(received, 'tools/list')
+        if (result.resultType !== undefined && result.resultType !== 'complete') throw new ResultNotComplete()
+        const tools = result.tools
+        if (!Array.isArray(tools)) throw new ToolListMalformed('the result has no tools array')
+        const next = result.nextCursor
+        if (next !== undefined && next !== null && typeof next !== 'string')
+          throw new ToolListMalformed('nextCursor is not a string')
+        cursor = typeof next === 'string' && next !== '' ? next : undefined
+        pages.push({ tools: tools.map((t) => plain(t, false)), nextCursor: cursor })
+      } while (cursor !== undefined && pages.length <= options.maxPages)
+      return { era: session.era, pages, truncated: cursor !== undefined }
+    } finally {
+      await this.#close(url, session, {})
+    }
+  }
+
+  async #baseUrl(): Promise<URL> {
+    if (this.#url === undefined)
+      this.#url = await checkBaseUrl(this.#options.baseUrl, { allowPrivate: this.#options.allowPrivate })
+    return this.#url
+  }
+
+  #knownEra(url: URL): Era | undefined {
+    if (this.#options.era !== 'auto') return this.#options.era
+    return this.#options.eraCache.get(url.href)
+  }
+
+  // Opens the attempt's session: server/discover on 2026-07-28, initialize + initialized on a legacy server.
+  async #handshake(url: URL, _requestId: string, options: AttemptOptions, deadline?: number): Promise<Session> {
+    const known = this.#knownEra(url)
+    if (known !== 'legacy') {
+      try {
+        await this.#discover(url, options, deadline)
+        if (this.#options.era === 'auto') this.#options.eraCache.set(url.href, MODERN_VERSION)
+        return { era: MODERN_VERSION, sessionId: undefined, protocolVersion: MODERN_VERSION }
+      } catch (error) {
+        if (known === MODERN_VERSION || !isLegacyAnswer(error)) throw error
+        this.#options.eraCache.set(url.href, 'legacy')
+      }
+    }
+    return this.#initialize(url, options, deadline)
+  }
+
+  async #discover(url: URL, options: AttemptOptions, deadline?: number): Promise<void> {
+    const body = { jsonrpc: '2.0', id: this.#nextId(), method: 'server/discover', params: { _meta: modernMeta() } }
+    const modern: Session = { era: MODERN_VERSION, sessionId: undefined, protocolVersion: MODERN_VERSION }
+    const received = await this.#post(url, 'discover', body, modern, options, {}, deadline)
+    const result = resultOf(received, 'discover')
+    const versions = result.supportedVersions
+    if (!Array.isArray(versions) || !versions.some((v) => v === MODERN_VERSION)) throw new NotModern()
+    if (result.resultType !== undefined && result.resultType !== 'complete') throw new ResultNotComplete()
+  }
+
+  async #initialize(url: URL, options: AttemptOptions, deadline?: number): Promise<Session> {
+    const body = {
+      jsonrpc: '2.0',
+      id: this.#nextId(),
+      method: 'initialize',
+      // The platform declares no capabilities.
+      params: { protocolVersion: LEGACY_VERSION, capabilities: {}, clientInfo: CLIENT_INFO },
+    }
+    const opening: Session = { era: 'legacy', sessionId: undefined, protocolVersion: undefined }
+    const received = await this.#post(url, 'initialize', body, opening, options, {}, deadline)
+    const result = resultOf(received, 'initialize')
+    const version = result.protocolVersion
+    if (typeof version !== 'string' || version === '')
+      throw new DiscoveryFailed('initialize returned no protocolVersion')
+    const header = received.headers['mcp-session-id']
+    const session: Session = {
+      era: 'legacy',
+      sessionId: typeof header === 'string' && header !== '' ? header : undefined,
+      protocolVersion: version,
+    }
+    try {
+      const note = await this.#post(
+        url,
+        'initialized',
+        { jsonrpc: '2.0', method: 'notifications/initialized' },
+        session,
+        options,
+        {},
+        deadline,
+      )
+      if (note.status < 200 || note.status >= 300) {
+        throw new UnexpectedHttpStatus(note.status, 'initialized', note.kind === 'body' ? note.body : Buffer.alloc(0))
+      }
+    } catch (error) {
+      await this.#close(url, session, options)
+      throw error
+    }
+    return session
+  }
+
+  // DELETE closes a session the server assigned; its outcome never changes the call's answer.
+  async #close(url: URL, session: Session, options: AttemptOptions): Promise<void> {
+    if (session.sessionId === undefined) return
+    try {
+      await this.#send(url, 'delete', 'DELETE', Buffer.alloc(0), session, options, {})
+    } catch {
+      // A failed close leaves nothing to do: the attempt's answer is already known.
+    }
+  }
+
+  #post(
+    url: URL,
+    phase: RequestPhase,
+    message: Record<string, unknown>,
+    session: Session,
+    options: AttemptOptions,
+    extra: Record<string, string>,
+    deadline?: number,
+  ): Promise<Received> {
+    const body = Buffer.from(JSON.stringify(message), 'utf8')
+    const headers: Record<string, string> = { ...extra }
+    if (session.era === MODERN_VERSION) headers['mcp-method'] = String(message.method)
+    else delete headers['mcp-name']
+    return this.#send(
+      url,
+      phase,
+      'POST',
+      body,
+      session,
+      options,
+      headers,
+      deadline,
+      typeof message.id === 'number' ? message.id : undefined,
+    )
+  }
+
+  async #send(
+    url: URL,
+    phase: RequestPhase,
+    method: 'POST' | 'DELETE',
+    body: Buffer,
+    session: Session,
+    options: AttemptOptions,
+    extra: Record<string, string>,
+    deadline?: number,
+    expectId?: number,
+  ): Promise<Received> {
+    let timeoutMs = this.#options.timeoutMs
+    if (deadline !== undefined) {
+      const left = deadline - Date.now()
+      if (left <= 0) throw new RequestTimedOut(0)
+      timeoutMs = Math.min(timeoutMs, left)
+    }
+    const headers: Record<string, string> = { ...(this.#options.edgeHeaders ?? {}) }
+    if (this.#options.bearerToken !== undefined) headers.authorization = `Bearer ${this.#options.bearerToken}`
+    headers.host = url.host
+    if (method === 'POST') {
+      headers['content-type'] = 'application/json'
+      headers.accept = 'application/json, text/event-stream'
+    }
+    if (session.protocolVersion !== undefined) headers['mcp-protocol-version'] = session.protocolVersion
+    if (session.sessionId !== undefined) headers['mcp-session-id'] = session.sessionId
+    Object.assign(headers, extra)
+    Object.assign(headers, this.#sign(url, method, body, options.signatureFor?.(phase) ?? 'valid'))
+    const out: Outgoing = { method, url, headers, body }
+    return exchange(out, {
+      phase,
+      allowPrivate: this.#options.allowPrivate,
+      timeoutMs,
+      maxBodyBytes: this.#options.maxBodyBytes,
+      ...(expectId === undefined ? {} : { expectId }),
+    })
+  }
+
+  #sign(url: URL, method: string, body: Buffer, mode: SignatureMode): Record<string, string> {
+    const now =
+      typeof mode === 'object'
+        ? new Date(this.#options.now().getTime() - mode.staleSeconds * 1000)
+        : this.#options.now()
+    const signed = signHeaders(this.#options.secret, { method, host: url.host, path: url.pathname, body, key: '' }, now)
+    if (mode !== 'broken') return signed
+    const out: Record<string, string> = {}
+    for (const [name, value] of Object.entries(signed)) {
+      // Flip the last hex digit: a well-formed signature that does not match.
+      out[name] =
+        name.toLowerCase() === 'x-supportroute-signature'
+          ? value.slice(0, -1) + (value.endsWith('0') ? '1' : '0')
+          : value
+    }
+    return out
+  }
+
+  #nextId(): number {
+    this.#rpcId += 1
+    return this.#rpcId
+  }
+
+  #pause(attempt: number): Promise<void> {
+    return new Promise((resolve) => setTimeout(resolve, this.#options.retryDelayMs * attempt))
+  }
+}
+
+interface Session {
+  era: Era
+  sessionId: string | undefined
+  protocolVersion: string | undefined
+}
+
+const CLIENT_INFO = { name: 'tollgate-platform-client', version: '0.1.0' }
+
+// The 2026-07-28 per-request envelope; the platform declares no capabilities ({}).
+function modernMeta(): Record<string, unknown> {
+  return {
+    'io.modelcontextprotocol/protocolVersion': MODERN_VERSION,
+    'io.modelcontextprotocol/clientCapabilities': {},
+    'io.modelcontextprotocol/clientInfo': CLIENT_INFO,
+  }
+}
+
+class NotModern extends DiscoveryFailed {
+  constructor() {
+    super('server/discover does not list 2026-07-28')
+  }
+}
+
+function isLegacyAnswer(error: unknown): boolean {
+  if (error instanceof NotModern) return true
+  if (error instanceof UnexpectedHttpStatus) return LEGACY_HTTP_STATUSES.has(error.status)
+  if (error instanceof JsonRpcErrorAnswer) return LEGACY_RPC_CODES.has(error.rpcCode)
+  return false
+}
+
+function readToolResult(result: JsonObject, outputRef: string, era: Era, requestId: string): ToolOutcome {
+  if (result.resultType !== undefined && result.resultType !== 'complete') throw new ResultNotComplete()
+  const isError = result.isError
+  if (isError !== undefined && typeof isError !== 'boolean') throw new MalformedBody('isError is not a boolean')
+  const structured = result.structuredContent
+  if (!isObject(structured)) throw new InvalidResult('no structuredContent object')
+  const value = plain(structured, true)
+  if (isError === true) {
+    const verdict = contractValidator(ERROR_ENVELOPE_REF)(value)
+    if (!verdict.valid) throw new InvalidResult(verdict.errors)
+    const error = (value as { error: { code: string; message: string; retryable: boolean } }).error
+    return {
+      kind: 'error',
+      status: errorHttpStatus(error.code),
+      code: error.code,
+      retryable: error.retryable,
+      message: error.message,
+      value,
+      era,
+      requestId,
+    }
+  }
+  const verdict = contractValidator(outputRef)(value)
+  if (!verdict.valid) throw new InvalidResult(verdict.errors)
+  return { kind: 'result', status: 200, value, era, requestId }
+}

@@ -1,0 +1,41 @@
+// @tollgate/platform-client — calls merchant-provider/v1 MCP tools the way the platform does.
+// Everything exported here is public API; helpers live in src/internal/.
+
+export { type BaseUrlRules, checkBaseUrl } from './base-url.js'
+export {
+  type AttemptOptions,
+  type CallContext,
+  type CallResult,
+  ERROR_ENVELOPE_REF,
+  type Era,
+  LEGACY_VERSION,
+  MODERN_VERSION,
+  PlatformClient,
+  type PlatformClientOptions,
+  type SignatureMode,
+  type ToolListing,
+  type ToolOutcome,
+  type ToolPage,
+} from './client.js'
+export {
+  BaseUrlRejected,
+  BodyTooLarge,
+  DiscoveryFailed,
+  DuplicateKeyInBody,
+  InvalidResult,
+  JsonRpcErrorAnswer,
+  MalformedBody,
+  NetworkFailure,
+  NoAnswer,
+  NonIntegerNumber,
+  PlatformClientError,
+  type PlatformClientErrorCode,
+  PrivateAddressRejected,
+  RedirectRefused,
+  type RequestPhase,
+  RequestTimedOut,
+  ResultNotComplete,
+  ToolListMalformed,
+  UnexpectedHttpStatus,
+} from './errors.js'
+export { isLoopbackAddress, isPublicAddress } from './internal/address.js'
