@@ -1,0 +1,167 @@
+// The live ECB Data Portal SDMX CSV API, with answers cached in SQLite so a window is fetched once.
+// A cached answer is trusted only if it was fetched after every day it should contain had become due: a cache
+// filled before a day's 17:00 Frankfurt deadline never speaks for that day once the deadline has passed.
+import Database from 'better-sqlite3'
+import { closingReason } from '../calendar.js'
+import { classify, type UpstreamOutcome, type UpstreamResponse } from '../classify.js'
+import { parseCsv } from '../csv.js'
+import { formatDay, parseIsoDay } from '../days.js'
+import { UpstreamFailed } from '../errors.js'
+import { overdueAtMs } from '../publication.js'
+import { pyRepr } from '../py-repr.js'
+import { type RatesSource, type SeriesExtent, type SourceRefusal, seriesKey, type WindowRequest } from './source.js'
+
+/** Default per-request timeout (connect, headers and body together). */
+export const DEFAULT_TIMEOUT_MS = 10_000
+/** How long the catalogue and series-extent answers are reused before asking again. */
+export const EXTENT_TTL_MS = 12 * 3_600_000
+/** A series counts as ended only when its last rate is this many days older than the newest rate of any series. */
+export const ENDED_MARGIN_DAYS = 7
+
+const MS_PER_DAY = 86_400_000
+
+/** The path and query of one daily series window (what is sent, and the cache key). */
+export function windowPath(currency: string, from: number, to: number): string {
+  return `/service/data/EXR/D.${currency}.EUR.SP00.A?format=csvdata&startPeriod=${formatDay(from)}&endPeriod=${formatDay(to)}`
+}
+
+/**
+ * Whether an answer fetched at `fetchedAtMs` can stand for [from, to] at `nowMs`: it must postdate the deadline of the
+ * latest open day of the window whose deadline has passed.
+ */
+export function cacheCovers(fetchedAtMs: number, from: number, to: number, nowMs: number): boolean {
+  const today = Math.floor(nowMs / MS_PER_DAY)
+  for (let d = Math.min(to, today); d >= from; d--) {
+    if (closingReason(d) !== null) continue
+    const due = overdueAtMs(d)
+    if (due > nowMs) continue
+    return fetchedAtMs >= due
+  }
+  return true
+}
+
+type Fetched = UpstreamResponse | { failed: string }
+
+export class LiveSource implements RatesSource {
+  readonly kind = 'live' as const
+  readonly baseUrl: string
+  readonly timeoutMs: number
+  /** Requests actually sent upstream (cache hits excluded); for tests and logs. */
+  requestsSent = 0
+  private readonly db: Database.Database
+
+  private constructor(baseUrl: string, cacheFile: string, timeoutMs: number) {
+    this.baseUrl = baseUrl.replace(/\/+$/, '')
+    this.timeoutMs = timeoutMs
+    this.db = new Database(cacheFile)
+    this.db.pragma('journal_mode = WAL')
+    this.db.exec(
+      'CREATE TABLE IF NOT EXISTS responses (path TEXT PRIMARY KEY, status INTEGER NOT NULL, body BLOB NOT NULL, fetched_at_ms INTEGER NOT NULL)',
+    )
+  }
+
+  static async open(config: { baseUrl: string; cacheFile: string; timeoutMs?: number }): Promise<LiveSource> {
+    const timeoutMs = config.timeoutMs ?? DEFAULT_TIMEOUT_MS
+    if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) throw new RangeError('timeoutMs must be a positive integer')
+    return new LiveSource(config.baseUrl, config.cacheFile, timeoutMs)
+  }
+
+  private cached(path: string): { status: number; body: Buffer; fetched_at_ms: number } | undefined {
+    return this.db.prepare('SELECT status, body, fetched_at_ms FROM responses WHERE path = ?').get(path) as
+      | { status: number; body: Buffer; fetched_at_ms: number }
+      | undefined
+  }
+
+  /** One GET with a timeout covering headers and body; never conditional (no If-None-Match, no If-Modified-Since). */
+  private async get(path: string, nowMs: number): Promise<Fetched> {
+    this.requestsSent++
+    try {
+      const response = await fetch(this.baseUrl + path, {
+        headers: { accept: 'text/csv' },
+        signal: AbortSignal.timeout(this.timeoutMs),
+      })
+      const body = new Uint8Array(await response.arrayBuffer())
+      // Only 200s are answers worth keeping; refusals are asked again next time.
+      if (response.status === 200) {
+        this.db
+          .prepare('INSERT OR REPLACE INTO responses (path, status, body, fetched_at_ms) VALUES (?, ?, ?, ?)')
+          .run(path, response.status, Buffer.from(body), nowMs)
+      }
+      return { status: response.status, body }
+    } catch (error) {
+      const name = (error as Error).name
+      if (name === 'TimeoutError' || name === 'AbortError') {
+        return { failed: `the vendor did not answer within ${this.timeoutMs} ms` }
+      }
+      return { failed: 'the vendor could not be reached' }
+    }
+  }
+
+  async window(request: WindowRequest, now: Date): Promise<UpstreamOutcome | SourceRefusal> {
+    if (request.recording !== undefined) {
+      return { kind: 'source_refusal', text: `no recording named ${pyRepr(request.recording)}` }
+    }
+    const path = windowPath(request.currency, request.from, request.to)
+    const nowMs = now.getTime()
+    const hit = this.cached(path)
+    if (hit && cacheCovers(hit.fetched_at_ms, request.from, request.to, nowMs)) return classify(hit)
+    const fetched = await this.get(path, nowMs)
+    if ('failed' in fetched) return { kind: 'vendor_unavailable', detail: fetched.failed }
+    return classify(fetched)
+  }
+
+  /** Per-currency first or last observation day from one whole-dataflow query, reused for EXTENT_TTL_MS. */
+  private async edges(query: string): Promise<Map<string, number>> {
+    const path = `/service/data/EXR/D..EUR.SP00.A?format=csvdata&${query}`
+    const nowMs = Date.now()
+    const hit = this.cached(path)
+    const response = hit && nowMs - hit.fetched_at_ms < EXTENT_TTL_MS ? hit : await this.get(path, nowMs)
+    if ('failed' in response) throw new UpstreamFailed(response.failed)
+    const outcome = classify(response)
+    if (outcome.kind !== 'observations') {
+      throw new UpstreamFailed(outcome.kind === 'empty_window' ? 'an empty dataflow' : outcome.detail)
+    }
+    return edgeDays(Buffer.from(response.body).toString('utf8'))
+  }
+
+  async catalogue(): Promise<string[]> {
+    return [...(await this.edges('lastNObservations=1')).keys()].map(seriesKey).sort()
+  }
+
+  async extent(currency: string): Promise<SeriesExtent | null> {
+    try {
+      const lasts = await this.edges('lastNObservations=1')
+      const firsts = await this.edges('firstNObservations=1')
+      const first = firsts.get(currency)
+      const last = lasts.get(currency)
+      if (first === undefined || last === undefined) return null
+      const newest = Math.max(...lasts.values())
+      return { first, last, ended: last < newest - ENDED_MARGIN_DAYS }
+    } catch {
+      // Without the whole series the certificate falls back to the calendar's start and no end: the safe direction.
+      return null
+    }
+  }
+
+  async close(): Promise<void> {
+    this.db.close()
+  }
+}
+
+/** Reads CURRENCY and TIME_PERIOD of a multi-series CSV; rows with an empty value are not observations. */
+export function edgeDays(text: string): Map<string, number> {
+  const rows = parseCsv(text)
+  const header = rows[0] ?? []
+  const currencyAt = header.indexOf('CURRENCY')
+  const timeAt = header.indexOf('TIME_PERIOD')
+  const valueAt = header.indexOf('OBS_VALUE')
+  const days = new Map<string, number>()
+  if (currencyAt < 0 || timeAt < 0 || valueAt < 0) return days
+  for (const row of rows.slice(1)) {
+    const currency = row[currencyAt]
+    const day = parseIsoDay(row[timeAt])
+    if (currency === undefined || day === null || !row[valueAt]) continue
+    days.set(currency, day)
+  }
+  return days
+}

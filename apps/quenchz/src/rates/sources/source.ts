@@ -1,0 +1,52 @@
+// The upstream port: what every source (recordings, history file, live ECB API) offers the tools.
+import type { UpstreamOutcome } from '../classify.js'
+
+/** How to open a source. `history.file` may be the ECB's eurofxref-hist .zip or the .csv inside it. */
+export type SourceConfig =
+  | { kind: 'recordings'; dir: string }
+  | { kind: 'history'; file: string }
+  | { kind: 'live'; baseUrl: string; cacheFile: string; timeoutMs?: number }
+
+/** A request for one daily series over an inclusive window (day numbers). */
+export interface WindowRequest {
+  currency: string
+  from: number
+  to: number
+  /** Recordings only: replay exactly this named recording instead of matching the request. */
+  recording?: string
+}
+
+/**
+ * The source's knowledge of a whole series, never of a returned slice.
+ * `ended` is true when the series stopped while the dataset went on (CYP, HRK, RUB, …): its `last` day is then the
+ * last published rate and later days are `after_the_series`.
+ */
+export interface SeriesExtent {
+  first: number
+  last: number
+  ended: boolean
+}
+
+/** A source-level refusal that is not an upstream answer (e.g. no recording by that name). */
+export interface SourceRefusal {
+  kind: 'source_refusal'
+  text: string
+}
+
+/** The upstream port. Machine faults (corrupt recordings, unreadable files) are thrown as RatesError. */
+export interface RatesSource {
+  readonly kind: SourceConfig['kind']
+  /** Fetches (or replays, or reads) one window; `now` lets the live cache refuse stale answers for due days. */
+  window(request: WindowRequest, now: Date): Promise<UpstreamOutcome | SourceRefusal>
+  /** Every series key this source reaches, sorted. */
+  catalogue(): Promise<string[]>
+  /** The whole series' first/last published day, or null when the source cannot know it. */
+  extent(currency: string): Promise<SeriesExtent | null>
+  /** Releases files and database handles. */
+  close(): Promise<void>
+}
+
+/** `EXR.D.<CUR>.EUR.SP00.A`, the daily reference rate series of one currency against the euro. */
+export function seriesKey(currency: string): string {
+  return `EXR.D.${currency}.EUR.SP00.A`
+}
