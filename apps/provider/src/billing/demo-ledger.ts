@@ -1,0 +1,287 @@
+// The demo ledger: a BillingPort over fixture documents kept in the server's own database (same store as the keys).
+// Keyed mutations are atomic and idempotent on the key (Store.ledgerApply), as a real processor's API would be.
+import { randomBytes } from 'node:crypto'
+import { cancelRefusal, refundRefusal } from '../rules/refusals.js'
+import type { Store } from '../store/store.js'
+import { demoFixtures } from './fixtures.js'
+import type {
+  BillingPort,
+  BillingRefusal,
+  CancelCommand,
+  CancelOutcome,
+  LookupOutcome,
+  Obj,
+  PaymentAttemptQuery,
+  RefundCommand,
+  RefundOutcome,
+} from './port.js'
+
+export interface DemoLedgerOptions {
+  /** Clock in epoch milliseconds (injectable for tests). */
+  now?: () => number
+  /** How long a pending refund (charges with _refund_mode 'pending', e.g. ch_3001) waits before it settles. Default 10 000 ms. */
+  settleAfterMs?: number
+  /**
+   * TEST ONLY: called right after a refund is committed to the ledger and before the outcome returns to the server.
+   * The crash test uses it to hang the process there and SIGKILL it. Off unless set.
+   */
+  afterRefundCommitted?: (transactionRef: string) => Promise<void>
+}
+
+const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z')
+
+/** Strips the ledger's private '_' fields from a document. */
+function publicView(doc: Obj): Obj {
+  const out: Obj = {}
+  for (const [k, v] of Object.entries(doc)) {
+    if (k.startsWith('_')) continue
+    out[k] = k === 'refunds' && Array.isArray(v) ? v.map((r) => publicView(r as Obj)) : v
+  }
+  return out
+}
+
+type StoredOutcome = LookupOutcome & { transaction_ref?: string; subscription_ref?: string; settle_at?: number }
+
+export class DemoLedger implements BillingPort {
+  readonly #store: Store
+  readonly #now: () => number
+  readonly #settleAfterMs: number
+  readonly #afterRefund: DemoLedgerOptions['afterRefundCommitted']
+
+  constructor(store: Store, options: DemoLedgerOptions = {}) {
+    this.#store = store
+    this.#now = options.now ?? Date.now
+    this.#settleAfterMs = options.settleAfterMs ?? 10_000
+    if (!Number.isInteger(this.#settleAfterMs) || this.#settleAfterMs < 0) {
+      throw new RangeError('settleAfterMs must be a whole number ≥ 0')
+    }
+    this.#afterRefund = options.afterRefundCommitted
+  }
+
+  /** Inserts the fixtures that are not there yet (existing documents keep their state across restarts). */
+  async seed(): Promise<void> {
+    await this.#store.ledgerSeed(demoFixtures(this.#now()))
+  }
+
+  async describe(): Promise<Obj> {
+    return {
+      contract_version: '1.0',
+      currencies: ['EUR', 'USD'],
+      refunds_to_original_payment_method: true,
+      capabilities: {
+        partial_refunds: true,
+        cancel_subscription: true,
+        cancel_at_period_end: true,
+        outcome_callbacks: false,
+        payment_attempts: true,
+      },
+    }
+  }
+
+  async findCustomers(query: Record<string, string>): Promise<{ customer_ref: string }[]> {
+    const customers = await this.#store.ledgerList('customer')
+    const transactions = await this.#store.ledgerList('transaction')
+    const matches = (c: Obj): boolean =>
+      Object.entries(query).every(([field, value]) => {
+        const own = transactions.filter((t) => t.customer_ref === c.customer_ref)
+        switch (field) {
+          case 'email':
+            return (c.emails as string[]).some((e) => e.toLowerCase() === value.toLowerCase())
+          case 'phone':
+            return (c.phones as string[]).includes(value)
+          case 'customer_ref':
+            return c.customer_ref === value
+          case 'transaction_ref':
+            return own.some((t) => t.transaction_ref === value)
+          case 'order_ref':
+            return own.some((t) => t.order_ref === value)
+          case 'card_last4':
+            return own.some((t) => t.card_last4 === value)
+          default:
+            return false
+        }
+      })
+    return customers.filter(matches).map((c) => ({ customer_ref: String(c.customer_ref) }))
+  }
+
+  async getCustomer(customerRef: string): Promise<Obj | undefined> {
+    const doc = await this.#store.ledgerGet('customer', customerRef)
+    if (doc === undefined) return undefined
+    const transactions = await this.#store.ledgerList('transaction')
+    const prior = transactions
+      .filter((t) => t.customer_ref === customerRef)
+      .flatMap((t) => (t.refunds as Obj[]).map((r) => publicView(r)))
+    return { ...publicView(doc), prior_refunds: prior }
+  }
+
+  async listTransactions(customerRef: string): Promise<{ transactions: Obj[]; subscriptions: Obj[] } | undefined> {
+    if ((await this.#store.ledgerGet('customer', customerRef)) === undefined) return undefined
+    const transactions = (await this.#store.ledgerList('transaction')).filter((t) => t.customer_ref === customerRef)
+    const subscriptions = (await this.#store.ledgerList('subscription')).filter((s) => s.customer_ref === customerRef)
+    return { transactions: transactions.map(publicView), subscriptions: subscriptions.map(publicView) }
+  }
+
+  async getTransaction(transactionRef: string): Promise<Obj | undefined> {
+    const doc = await this.#store.ledgerGet('transaction', transactionRef)
+    return doc === undefined ? undefined : publicView(doc)
+  }
+
+  async getSubscription(subscriptionRef: string): Promise<Obj | undefined> {
+    const doc = await this.#store.ledgerGet('subscription', subscriptionRef)
+    return doc === undefined ? undefined : publicView(doc)
+  }
+
+  async listPaymentAttempts(
+    query: PaymentAttemptQuery,
+  ): Promise<{ payment_attempts: Obj[]; next_cursor: string | null } | 'invalid_cursor'> {
+    const since = Date.parse(query.updated_since)
+    const limit = query.limit ?? 100
+    // Order by (updated_at, attempt_ref); the cursor is the last item's pair, so pages are stable under inserts.
+    const sortKey = (a: Obj) => `${String(a.updated_at)}|${String(a.attempt_ref)}`
+    let after = ''
+    if (query.cursor !== undefined) {
+      const decoded = Buffer.from(query.cursor, 'base64url').toString('utf8')
+      if (!decoded.startsWith('pa1|')) return 'invalid_cursor'
+      after = decoded.slice(4)
+    }
+    const all = (await this.#store.ledgerList('payment_attempt'))
+      .filter((a) => Date.parse(String(a.updated_at)) >= since && sortKey(a) > after)
+      .sort((a, b) => (sortKey(a) < sortKey(b) ? -1 : 1))
+    const page = all.slice(0, limit)
+    const last = page[page.length - 1]
+    const next =
+      all.length > limit && last !== undefined ? Buffer.from(`pa1|${sortKey(last)}`).toString('base64url') : null
+    return { payment_attempts: page, next_cursor: next }
+  }
+
+  async assessRefund(command: RefundCommand): Promise<BillingRefusal | undefined> {
+    const doc = await this.#store.ledgerGet('transaction', command.transaction_ref)
+    const hold = doc?._hold as { code: string; message: string } | undefined
+    return hold === undefined ? undefined : { status: 'refused', code: hold.code, message: hold.message }
+  }
+
+  async assessCancel(_command: CancelCommand): Promise<BillingRefusal | undefined> {
+    return undefined
+  }
+
+  async refund(idempotencyKey: string, command: RefundCommand): Promise<RefundOutcome> {
+    const customer = await this.#store
+      .ledgerGet('transaction', command.transaction_ref)
+      .then((t) => (t === undefined ? undefined : this.#store.ledgerGet('customer', String(t.customer_ref))))
+    const nowMs = this.#now()
+    const { outcome } = await this.#store.ledgerApply<StoredOutcome | { status: 'not_found' }>(
+      idempotencyKey,
+      'transaction',
+      command.transaction_ref,
+      (doc) => {
+        if (doc === undefined) return { outcome: { status: 'not_found' }, record: false }
+        const hold = doc._hold as { code: string; message: string } | undefined
+        const refusal: BillingRefusal | undefined =
+          refundRefusal(doc, customer, command) ??
+          (hold === undefined ? undefined : { status: 'refused', code: hold.code, message: hold.message })
+        if (refusal !== undefined) return { outcome: { operation: 'refund', ...refusal } }
+        const refundRef = `re_${randomBytes(8).toString('hex')}`
+        const pending = doc._refund_mode === 'pending'
+        const at = iso(nowMs)
+        const record = {
+          at,
+          amount: command.amount,
+          idempotency_key: idempotencyKey,
+          reversed_at: null,
+          _refund_ref: refundRef,
+        }
+        const next = { ...doc, refunds: [...(doc.refunds as Obj[]), record] }
+        const out: StoredOutcome = pending
+          ? {
+              operation: 'refund',
+              status: 'pending',
+              refund_ref: refundRef,
+              transaction_ref: command.transaction_ref,
+              settle_at: nowMs + this.#settleAfterMs,
+            }
+          : { operation: 'refund', status: 'succeeded', refund_ref: refundRef, processed_at: at }
+        return { doc: next, outcome: out }
+      },
+    )
+    if (outcome.status === 'not_found') return outcome
+    if (this.#afterRefund !== undefined) await this.#afterRefund(command.transaction_ref)
+    return stripOutcome(outcome) as RefundOutcome
+  }
+
+  async cancelSubscription(idempotencyKey: string, command: CancelCommand): Promise<CancelOutcome> {
+    const nowMs = this.#now()
+    const { outcome } = await this.#store.ledgerApply<StoredOutcome | { status: 'not_found' }>(
+      idempotencyKey,
+      'subscription',
+      command.subscription_ref,
+      (doc) => {
+        if (doc === undefined) return { outcome: { status: 'not_found' }, record: false }
+        const refusal = cancelRefusal(doc, command)
+        if (refusal !== undefined) return { outcome: { operation: 'cancel_subscription', ...refusal } }
+        if (command.at_period_end) {
+          return {
+            doc: { ...doc, cancel_at_period_end: true },
+            outcome: {
+              operation: 'cancel_subscription',
+              status: 'succeeded',
+              effective_at: String(doc.current_period_end),
+            },
+          }
+        }
+        return {
+          doc: { ...doc, phase: 'canceled', cancel_at_period_end: false, current_period_end: null },
+          outcome: { operation: 'cancel_subscription', status: 'succeeded', effective_at: iso(nowMs) },
+        }
+      },
+    )
+    if (outcome.status === 'not_found') return outcome
+    return stripOutcome(outcome) as CancelOutcome
+  }
+
+  async lookup(idempotencyKey: string): Promise<LookupOutcome | undefined> {
+    const found = await this.#store.ledgerLookup<StoredOutcome>(idempotencyKey)
+    if (found === undefined) return undefined
+    if (found.status === 'pending' && found.operation === 'refund' && (found.settle_at ?? 0) <= this.#now()) {
+      return this.#settle(idempotencyKey, found)
+    }
+    return stripOutcome(found)
+  }
+
+  /** Settles every pending refund whose time has come (a processor's webhook would do this); returns how many. */
+  async settlePending(keys: readonly string[]): Promise<number> {
+    let n = 0
+    for (const key of keys) {
+      const found = await this.#store.ledgerLookup<StoredOutcome>(key)
+      if (found?.status === 'pending' && (found.settle_at ?? 0) <= this.#now()) {
+        await this.#settle(key, found)
+        n++
+      }
+    }
+    return n
+  }
+
+  async #settle(key: string, pending: StoredOutcome): Promise<LookupOutcome> {
+    const at = iso(this.#now())
+    const settled = await this.#store.ledgerRewrite<StoredOutcome>(
+      key,
+      'transaction',
+      String(pending.transaction_ref),
+      (doc) => {
+        const refunds = ((doc?.refunds as Obj[] | undefined) ?? []).map((r) =>
+          r.idempotency_key === key ? { ...r, at } : r,
+        )
+        const refundRef = 'refund_ref' in pending ? pending.refund_ref : ''
+        return {
+          doc: { ...doc, refunds },
+          outcome: { operation: 'refund', status: 'succeeded', refund_ref: refundRef, processed_at: at },
+        }
+      },
+    )
+    return stripOutcome(settled ?? pending)
+  }
+}
+
+function stripOutcome(o: StoredOutcome): LookupOutcome {
+  const { transaction_ref: _t, subscription_ref: _s, settle_at: _a, ...rest } = o
+  return rest as LookupOutcome
+}

@@ -1,0 +1,174 @@
+// The demo ledger's data: the seed's Go example (cus_1001, ch_1001, sub_1001) and more fixtures covering every rule.
+// Fields starting with '_' are the ledger's own (refund behaviour, holds) and never leave it.
+import type { LedgerDoc } from '../store/store.js'
+
+const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z')
+
+/** Builds the fixture documents with times relative to nowMs (as the Go example does). */
+export function demoFixtures(nowMs: number): LedgerDoc[] {
+  const days = (n: number) => iso(nowMs + n * 86_400_000)
+  const usd = (amount_minor: number) => ({ amount_minor, currency: 'USD' })
+  const eur = (amount_minor: number) => ({ amount_minor, currency: 'EUR' })
+  const customer = (ref: string, extra: Record<string, unknown>) => ({
+    kind: 'customer',
+    ref,
+    doc: {
+      customer_ref: ref,
+      emails: [],
+      phones: [],
+      account_status: 'active',
+      account_created_at: '2025-03-02T10:15:00Z',
+      prior_chargebacks: [],
+      ...extra,
+    },
+  })
+  const charge = (ref: string, extra: Record<string, unknown>) => ({
+    kind: 'transaction',
+    ref,
+    doc: {
+      transaction_ref: ref,
+      customer_ref: 'cus_1001',
+      order_ref: null,
+      subscription_ref: null,
+      state: 'succeeded',
+      amount: usd(1000),
+      created_at: days(-3),
+      description: null,
+      product_type: null,
+      charge_type: 'one_time',
+      processor: 'in_house',
+      refund_route: 'provider',
+      card_last4: null,
+      card_brand: null,
+      disputed: false,
+      refunds: [],
+      settlement: null,
+      _refund_mode: 'immediate',
+      ...extra,
+    },
+  })
+  const subscription = (ref: string, extra: Record<string, unknown>) => ({
+    kind: 'subscription',
+    ref,
+    doc: {
+      subscription_ref: ref,
+      customer_ref: 'cus_1001',
+      phase: 'active',
+      cancel_at_period_end: false,
+      current_period_end: days(27),
+      trial_end: null,
+      billing_interval: { unit: 'month', count: 1 },
+      plan_ref: 'pro_monthly',
+      renewal_count: 3,
+      created_at: days(-93),
+      last_charge: null,
+      ...extra,
+    },
+  })
+  return [
+    // The seed's Go example.
+    customer('cus_1001', { emails: ['[email protected]'] }),
+    charge('ch_1001', {
+      subscription_ref: 'sub_1001',
+      amount: usd(4999),
+      description: 'Pro plan, monthly',
+      charge_type: 'renewal',
+      card_last4: '4242',
+      card_brand: 'visa',
+    }),
+    subscription('sub_1001', { last_charge: { transaction_ref: 'ch_1001', at: days(-3), amount: usd(4999) } }),
+    // Another currency, a disputed charge and a canceled subscription.
+    customer('cus_2001', {
+      emails: ['[email protected]'],
+      phones: ['+33612345678'],
+      prior_chargebacks: [{ transaction_ref: 'ch_2002', at: days(-10), amount: eur(1500), status: 'open' }],
+    }),
+    charge('ch_2001', {
+      customer_ref: 'cus_2001',
+      order_ref: 'ord_2001',
+      amount: eur(2500),
+      card_last4: '1881',
+      card_brand: 'mastercard',
+      settlement: usd(2710),
+      description: 'Annual add-on',
+    }),
+    charge('ch_2002', {
+      customer_ref: 'cus_2001',
+      amount: eur(1500),
+      card_last4: '1881',
+      card_brand: 'mastercard',
+      disputed: true,
+    }),
+    subscription('sub_2001', {
+      customer_ref: 'cus_2001',
+      phase: 'canceled',
+      current_period_end: null,
+      plan_ref: 'basic_monthly',
+      renewal_count: 0,
+    }),
+    // Refunds that the processor confirms later (pending, then settled by the ledger's clock).
+    customer('cus_3001', { emails: ['[email protected]'] }),
+    charge('ch_3001', { customer_ref: 'cus_3001', amount: usd(7000), processor: 'paypal', _refund_mode: 'pending' }),
+    subscription('sub_3001', {
+      customer_ref: 'cus_3001',
+      phase: 'paused',
+      plan_ref: 'pro_yearly',
+      billing_interval: { unit: 'year', count: 1 },
+      renewal_count: 1,
+    }),
+    // A failed charge, and an app-store charge the provider cannot refund.
+    customer('cus_4001', { emails: ['[email protected]'] }),
+    charge('ch_4001', {
+      customer_ref: 'cus_4001',
+      state: 'failed',
+      amount: usd(1200),
+      card_last4: '0002',
+      card_brand: 'visa',
+    }),
+    charge('ch_4002', {
+      customer_ref: 'cus_4001',
+      amount: usd(999),
+      processor: 'apple_app_store',
+      refund_route: 'app_store',
+    }),
+    // Merchant-side refusals: a restricted account, a hold, and the merchant's own x_ rule.
+    customer('cus_5001', { emails: ['[email protected]'], account_status: 'restricted' }),
+    charge('ch_5001', { customer_ref: 'cus_5001', amount: usd(3000) }),
+    customer('cus_6001', { emails: ['[email protected]'] }),
+    charge('ch_6001', {
+      customer_ref: 'cus_6001',
+      amount: usd(5000),
+      _hold: { code: 'merchant_hold', message: 'refunds of this charge are on hold' },
+    }),
+    charge('ch_6002', {
+      customer_ref: 'cus_6001',
+      amount: usd(2000),
+      created_at: days(-400),
+      _hold: { code: 'x_refund_window_closed', message: 'the merchant refunds within 365 days only' },
+    }),
+    // Payment attempts (payment_attempts capability): a success, a decline then a retry that worked, a pending one.
+    ...[
+      ['pa_1001', 'cus_1001', 'sub_1001', 'ch_1001', 'succeeded', usd(4999), -3, null],
+      ['pa_4001', 'cus_4001', null, 'ch_4001', 'failed', usd(1200), -2, 'card_declined'],
+      ['pa_4002', 'cus_4001', null, null, 'failed', usd(1200), -1.5, 'insufficient_funds'],
+      ['pa_2001', 'cus_2001', null, 'ch_2001', 'succeeded', eur(2500), -1, null],
+      ['pa_3001', 'cus_3001', 'sub_3001', null, 'pending', usd(7000), -0.5, null],
+    ].map(([ref, cus, sub, tx, status, amount, at, failure]) => ({
+      kind: 'payment_attempt',
+      ref: ref as string,
+      doc: {
+        attempt_ref: ref,
+        customer_ref: cus,
+        subscription_ref: sub,
+        transaction_ref: tx,
+        status,
+        amount,
+        attempted_at: days(at as number),
+        updated_at: days(at as number),
+        failure_code: failure,
+      },
+    })),
+    // A roomy charge for tests and benchmarks that make many refunds.
+    charge('ch_9001', { customer_ref: 'cus_1001', amount: usd(900_000_000), description: 'bulk test charge' }),
+  ]
+}

@@ -1,0 +1,81 @@
+// The billing-system port: the one place a merchant replaces the demo ledger with calls to their own system.
+// Objects are merchant-provider/v1 contract objects (field names as in the contract's schemas).
+
+export interface Money {
+  /** Integer minor units (cents); never a float. */
+  amount_minor: number
+  currency: string
+}
+
+export type Obj = Record<string, unknown>
+
+export interface RefundCommand {
+  transaction_ref: string
+  amount: Money
+  reason: string
+}
+
+export interface CancelCommand {
+  subscription_ref: string
+  at_period_end: boolean
+  reason: string
+}
+
+export interface PaymentAttemptQuery {
+  updated_since: string
+  cursor?: string
+  /** Page size 1..1000; default 100. */
+  limit?: number
+}
+
+export interface BillingRefusal {
+  status: 'refused'
+  /** A refusal code of the contract (amount_exceeds_refundable, merchant_hold, …) or the merchant's own x_…. */
+  code: string
+  message: string
+}
+
+export type RefundOutcome =
+  | { status: 'succeeded'; refund_ref: string; processed_at: string }
+  | { status: 'pending'; refund_ref: string }
+  | BillingRefusal
+  | { status: 'not_found' }
+
+export type CancelOutcome =
+  | { status: 'succeeded'; effective_at: string | null }
+  | { status: 'pending' }
+  | BillingRefusal
+  | { status: 'not_found' }
+
+export type LookupOutcome =
+  | ({ operation: 'refund' } & Exclude<RefundOutcome, { status: 'not_found' }>)
+  | ({ operation: 'cancel_subscription' } & Exclude<CancelOutcome, { status: 'not_found' }>)
+
+/**
+ * What the server needs from a billing system. Rules (idempotency, finality, dry runs, refusals by the contract's
+ * generic checks) live in the server; the port executes and reports.
+ *
+ * Exactly-once contract: refund() and cancelSubscription() receive the platform's idempotency key and MUST be
+ * idempotent on it (pass it to your processor as its idempotency key); lookup(key) MUST report what a keyed call
+ * did (or undefined when the billing system never executed it). The server records the attempt before calling and
+ * the outcome after, and after a crash asks lookup(key) before calling again.
+ */
+export interface BillingPort {
+  describe(): Promise<Obj>
+  findCustomers(query: Record<string, string>): Promise<{ customer_ref: string }[]>
+  getCustomer(customerRef: string): Promise<Obj | undefined>
+  listTransactions(customerRef: string): Promise<{ transactions: Obj[]; subscriptions: Obj[] } | undefined>
+  getTransaction(transactionRef: string): Promise<Obj | undefined>
+  getSubscription(subscriptionRef: string): Promise<Obj | undefined>
+  /** A dry run's merchant-specific refusal (holds, x_… rules), or undefined when it would go through. */
+  assessRefund?(command: RefundCommand): Promise<BillingRefusal | undefined>
+  assessCancel?(command: CancelCommand): Promise<BillingRefusal | undefined>
+  refund(idempotencyKey: string, command: RefundCommand): Promise<RefundOutcome>
+  cancelSubscription(idempotencyKey: string, command: CancelCommand): Promise<CancelOutcome>
+  /** payment_attempts capability: one page, oldest update first; 'invalid_cursor' for a cursor it did not issue. */
+  listPaymentAttempts?(
+    query: PaymentAttemptQuery,
+  ): Promise<{ payment_attempts: Obj[]; next_cursor: string | null } | 'invalid_cursor'>
+  /** The current state of a keyed operation (pending ones may have become final), or undefined if never executed. */
+  lookup(idempotencyKey: string): Promise<LookupOutcome | undefined>
+}

@@ -1,0 +1,38 @@
+// @tollgate/provider: a merchant-provider/v1 server over MCP (both eras) on the official SDK v2.
+// Everything exported here is public API.
+
+export { DemoLedger, type DemoLedgerOptions } from './billing/demo-ledger.js'
+export { demoFixtures } from './billing/fixtures.js'
+export type {
+  BillingPort,
+  BillingRefusal,
+  CancelCommand,
+  CancelOutcome,
+  LookupOutcome,
+  Money,
+  Obj,
+  PaymentAttemptQuery,
+  RefundCommand,
+  RefundOutcome,
+} from './billing/port.js'
+export { NoSecretError, ProviderError, type ProviderErrorCode, StoreError } from './errors.js'
+export { correlationOf, SERVER_INFO } from './mcp/create-server.js'
+export { listedTools, toolTable } from './mcp/tool-table.js'
+export { type ProviderOptions, type RunningProvider, type StoreOptions, startProvider } from './provider.js'
+export type { ToolAnswer } from './rules/answers.js'
+export { type CancelArgs, ProviderRules, type RefundArgs, type RulesOptions } from './rules/provider-rules.js'
+export { cancelRefusal, refundableMinor, refundRefusal } from './rules/refusals.js'
+export { openPostgresStore, type PostgresStoreOptions } from './store/postgres-store.js'
+export { MIN_RETENTION_DAYS, purgeExpired, startPurgeJob } from './store/purge.js'
+export { openSqliteStore } from './store/sqlite-store.js'
+export type {
+  ClaimRequest,
+  ClaimResult,
+  LedgerDoc,
+  OperationKind,
+  OperationRow,
+  OperationStatus,
+  Outcome,
+  RefundRecord,
+  Store,
+} from './store/store.js'

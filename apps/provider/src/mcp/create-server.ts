@@ -1,0 +1,96 @@
+// One McpServer with the listed profile tools. Registration only wires pre-built schema wrappers (tool-table.ts).
+import { McpServer } from '@modelcontextprotocol/server'
+import type { Logger } from 'pino'
+import type { ToolAnswer } from '../rules/answers.js'
+import type { ProviderRules } from '../rules/provider-rules.js'
+import type { ToolEntry } from './tool-table.js'
+
+export const SERVER_INFO = { name: 'tollgate-provider', version: '0.1.0' }
+
+const META_PREFIX = 'dev.supportroute/'
+const META_FIELDS = ['request_id', 'correlation_id', 'channel', 'external_ticket'] as const
+
+/** The platform's correlation ids from a call's _meta, for logs (strings only, length-capped). */
+export function correlationOf(meta: Record<string, unknown> | undefined): Record<string, string> {
+  const out: Record<string, string> = {}
+  if (meta === undefined) return out
+  for (const field of META_FIELDS) {
+    const v = meta[META_PREFIX + field]
+    if (typeof v === 'string') out[field] = v.slice(0, 200)
+  }
+  return out
+}
+
+export interface ServerContext {
+  rules: ProviderRules
+  tools: readonly ToolEntry[]
+  logger: Logger | undefined
+  era: 'legacy' | 'modern'
+}
+
+/** A result from an answer: structuredContent plus its text copy; isError carries the error envelope. */
+export function toolResult(answer: ToolAnswer) {
+  const text = JSON.stringify(answer.body)
+  return {
+    content: [{ type: 'text' as const, text }],
+    structuredContent: answer.body as Record<string, unknown>,
+    isError: !answer.ok,
+  }
+}
+
+export function createServer(ctx: ServerContext): McpServer {
+  const server = new McpServer(SERVER_INFO, {
+    // A static list: the tool set is fixed at start from sr_describe's capabilities.
+    capabilities: { tools: { listChanged: false } },
+    cacheHints: {
+      'tools/list': { ttlMs: 300_000, cacheScope: 'public' },
+      'server/discover': { ttlMs: 300_000, cacheScope: 'public' },
+    },
+  })
+  for (const entry of ctx.tools) {
+    server.registerTool(
+      entry.tool.name,
+      { inputSchema: entry.inputSchema, outputSchema: entry.outputSchema },
+      async (args, extra) => {
+        const started = performance.now()
+        const meta = (extra as { mcpReq?: { _meta?: Record<string, unknown> } }).mcpReq?._meta
+        let answer: ToolAnswer
+        try {
+          answer = await entry.handler(ctx.rules, args as Record<string, unknown>)
+        } catch (error) {
+          // A server fault is internal_error (retryable), never a client-fault code; the detail stays in the log.
+          ctx.logger?.error({ tool: entry.tool.name, ...correlationOf(meta), err_code: codeOf(error) }, 'tool failed')
+          answer = {
+            ok: false,
+            body: {
+              error: {
+                code: 'internal_error',
+                message: 'the provider failed; retry with the same key',
+                retryable: true,
+              },
+            },
+          }
+        }
+        ctx.logger?.info(
+          {
+            tool: entry.tool.name,
+            era: ctx.era,
+            ...correlationOf(meta),
+            outcome: answer.ok
+              ? String(answer.body.status ?? 'ok')
+              : (answer.body as { error: { code: string } }).error.code,
+            ms: Math.round((performance.now() - started) * 10) / 10,
+          },
+          'tool call',
+        )
+        return toolResult(answer)
+      },
+    )
+  }
+  return server
+}
+
+function codeOf(error: unknown): string {
+  if (error !== null && typeof error === 'object' && 'code' in error) return String((error as { code: unknown }).code)
+  return error instanceof Error ? error.name : 'unknown'
+}

@@ -1,0 +1,353 @@
+// The merchant-provider/v1 rules over a BillingPort and a Store: dry runs, idempotency (replay, conflict,
+// in_progress), finality (pending → final), refusals, and exactly-once execution across crashes.
+import { randomUUID } from 'node:crypto'
+import type {
+  BillingPort,
+  BillingRefusal,
+  CancelCommand,
+  LookupOutcome,
+  Money,
+  Obj,
+  RefundCommand,
+} from '../billing/port.js'
+import type { OperationKind, OperationRow, Outcome, RefundRecord, Store } from '../store/store.js'
+import { fail, invalid, notFound, ok, type ToolAnswer } from './answers.js'
+import { cancelRefusal, refundRefusal } from './refusals.js'
+
+export interface RulesOptions {
+  store: Store
+  billing: BillingPort
+  /** Clock in epoch ms. */
+  now?: () => number
+  /** How long a claimed key blocks other callers before it counts as abandoned by a crashed process. Default 30 000. */
+  inProgressLeaseMs?: number
+}
+
+export interface RefundArgs {
+  idempotency_key?: string
+  request: RefundCommand & { dry_run: boolean }
+}
+
+export interface CancelArgs {
+  idempotency_key?: string
+  subscription_ref: string
+  request: { at_period_end: boolean; reason: string; dry_run: boolean }
+}
+
+const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z')
+
+/** Rules engine; one per server process. Every method answers, never throws for a client fault. */
+export class ProviderRules {
+  readonly #store: Store
+  readonly #billing: BillingPort
+  readonly #now: () => number
+  readonly #leaseMs: number
+  // Unique per process start, so a restarted process never mistakes a dead process's claim for its own.
+  readonly #instance = randomUUID()
+  #seq = 0
+
+  constructor(options: RulesOptions) {
+    this.#store = options.store
+    this.#billing = options.billing
+    this.#now = options.now ?? Date.now
+    this.#leaseMs = options.inProgressLeaseMs ?? 30_000
+    if (!Number.isInteger(this.#leaseMs) || this.#leaseMs < 1)
+      throw new RangeError('inProgressLeaseMs must be a whole number ≥ 1')
+  }
+
+  async describe(): Promise<ToolAnswer> {
+    return ok(await this.#billing.describe())
+  }
+
+  async findCustomers(query: Record<string, string>): Promise<ToolAnswer> {
+    if (Object.keys(query).length === 0) return invalid('give one or more known identifiers')
+    return ok({ candidates: await this.#billing.findCustomers(query) })
+  }
+
+  async getCustomer(customerRef: string): Promise<ToolAnswer> {
+    const c = await this.#billing.getCustomer(customerRef)
+    return c === undefined ? notFound() : ok(c)
+  }
+
+  async listTransactions(customerRef: string): Promise<ToolAnswer> {
+    const list = await this.#billing.listTransactions(customerRef)
+    return list === undefined ? notFound() : ok(list)
+  }
+
+  async getTransaction(transactionRef: string): Promise<ToolAnswer> {
+    const t = await this.#billing.getTransaction(transactionRef)
+    return t === undefined ? notFound() : ok(t)
+  }
+
+  async listPaymentAttempts(query: { updated_since: string; cursor?: string; limit?: number }): Promise<ToolAnswer> {
+    if (this.#billing.listPaymentAttempts === undefined) return notFound()
+    const page = await this.#billing.listPaymentAttempts(query)
+    return page === 'invalid_cursor' ? invalid('the cursor is not one this provider issued') : ok(page)
+  }
+
+  async getSubscription(subscriptionRef: string): Promise<ToolAnswer> {
+    const s = await this.#billing.getSubscription(subscriptionRef)
+    return s === undefined ? notFound() : ok(s)
+  }
+
+  async refund(args: RefundArgs): Promise<ToolAnswer> {
+    const { dry_run: dryRun, ...rest } = args.request
+    const command: RefundCommand = { transaction_ref: rest.transaction_ref, amount: rest.amount, reason: rest.reason }
+    const keyProblem = keyRule(args.idempotency_key, dryRun)
+    if (keyProblem !== undefined) return keyProblem
+    if (dryRun) {
+      const refusal = await this.#refundPrecheck(command)
+      if (refusal === 'not_found') return notFound()
+      if (refusal !== undefined) return fail(refusal.code, refusal.message)
+      const assessed = await this.#billing.assessRefund?.(command)
+      if (assessed !== undefined) return fail(assessed.code, assessed.message)
+      return ok({
+        idempotency_key: null,
+        status: 'would_succeed',
+        transaction_ref: command.transaction_ref,
+        amount: command.amount,
+        refund_ref: null,
+      })
+    }
+    const key = args.idempotency_key as string
+    const fingerprint = JSON.stringify([
+      'refund',
+      command.transaction_ref,
+      command.amount.amount_minor,
+      command.amount.currency,
+      command.reason,
+    ])
+    return this.#execute(
+      key,
+      fingerprint,
+      'refund',
+      command.transaction_ref,
+      async (recovering) => {
+        if (recovering) {
+          const found = await this.#billing.lookup(key)
+          if (found !== undefined) return found
+        }
+        const refusal = await this.#refundPrecheck(command)
+        if (refusal === 'not_found') return 'not_found'
+        if (refusal !== undefined) return { operation: 'refund', ...refusal }
+        const done = await this.#billing.refund(key, command)
+        return done.status === 'not_found' ? 'not_found' : { operation: 'refund', ...done }
+      },
+      (o) => refundResult(key, command, o),
+    )
+  }
+
+  async cancelSubscription(args: CancelArgs): Promise<ToolAnswer> {
+    const { dry_run: dryRun, at_period_end, reason } = args.request
+    const command: CancelCommand = { subscription_ref: args.subscription_ref, at_period_end, reason }
+    const keyProblem = keyRule(args.idempotency_key, dryRun)
+    if (keyProblem !== undefined) return keyProblem
+    if (dryRun) {
+      const sub = await this.#billing.getSubscription(command.subscription_ref)
+      if (sub === undefined) return notFound()
+      const refusal = cancelRefusal(sub, command) ?? (await this.#billing.assessCancel?.(command))
+      if (refusal !== undefined) return fail(refusal.code, refusal.message)
+      return ok({
+        idempotency_key: null,
+        status: 'would_succeed',
+        subscription_ref: command.subscription_ref,
+        at_period_end,
+        effective_at: null,
+      })
+    }
+    const key = args.idempotency_key as string
+    const fingerprint = JSON.stringify(['cancel_subscription', command.subscription_ref, at_period_end, reason])
+    return this.#execute(
+      key,
+      fingerprint,
+      'cancel_subscription',
+      command.subscription_ref,
+      async (recovering) => {
+        if (recovering) {
+          const found = await this.#billing.lookup(key)
+          if (found !== undefined) return found
+        }
+        const sub = await this.#billing.getSubscription(command.subscription_ref)
+        if (sub === undefined) return 'not_found'
+        const refusal = cancelRefusal(sub, command)
+        if (refusal !== undefined) return { operation: 'cancel_subscription', ...refusal }
+        const done = await this.#billing.cancelSubscription(key, command)
+        return done.status === 'not_found' ? 'not_found' : { operation: 'cancel_subscription', ...done }
+      },
+      (o) => cancelResult(key, command, o),
+    )
+  }
+
+  /** sr_get_operation: what became of a key; pending operations are refreshed from the billing system. */
+  async getOperation(key: string): Promise<ToolAnswer> {
+    let row = await this.#store.get(key)
+    if (row === undefined) return ok({ idempotency_key: key, status: 'unknown' })
+    if (row.status === 'pending') row = await this.#refreshPending(row)
+    return ok(operationView(row))
+  }
+
+  async #refundPrecheck(command: RefundCommand): Promise<BillingRefusal | 'not_found' | undefined> {
+    const tx = await this.#billing.getTransaction(command.transaction_ref)
+    if (tx === undefined) return 'not_found'
+    const customer = await this.#billing.getCustomer(String(tx.customer_ref))
+    return refundRefusal(tx, customer, command)
+  }
+
+  async #execute(
+    key: string,
+    fingerprint: string,
+    operation: OperationKind,
+    targetRef: string,
+    run: (recovering: boolean) => Promise<LookupOutcome | 'not_found'>,
+    toOutcome: (o: LookupOutcome) => { outcome: Outcome; refund?: RefundRecord },
+  ): Promise<ToolAnswer> {
+    const owner = `${this.#instance}:${++this.#seq}`
+    const claim = await this.#store.claim({
+      key,
+      fingerprint,
+      operation,
+      targetRef,
+      owner,
+      nowMs: this.#now(),
+      leaseMs: this.#leaseMs,
+    })
+    if (claim.kind === 'exists') return this.#replay(claim.row, fingerprint)
+    let done: LookupOutcome | 'not_found'
+    try {
+      done = await run(claim.recovering)
+    } catch {
+      // The billing call's fate is unknown: keep the claim (so nobody re-runs it blind) but end its lease, so the
+      // next call with this key recovers through billing.lookup(key).
+      await this.#store.abandon(key, owner).catch(() => {})
+      return fail('unavailable', 'the billing system did not answer; retry with the same key')
+    }
+    if (done === 'not_found') {
+      await this.#store.release(key, owner)
+      return notFound()
+    }
+    const { outcome, refund } = toOutcome(done)
+    const recorded = await this.#store.finish(key, owner, outcome, refund, this.#now())
+    if (!recorded) {
+      // Our claim was taken over (lease ran out mid-call); answer what the winner recorded.
+      const row = await this.#store.get(key)
+      if (row === undefined) return fail('internal_error', 'the operation record vanished; retry with the same key')
+      return this.#replay(row, fingerprint)
+    }
+    return answerOf(outcome)
+  }
+
+  async #replay(row: OperationRow, fingerprint: string): Promise<ToolAnswer> {
+    if (row.fingerprint !== fingerprint) return fail('idempotency_conflict', 'this key was used with other parameters')
+    if (row.status === 'running') return fail('in_progress', 'a call with this key is still running; retry later')
+    const current = row.status === 'pending' ? await this.#refreshPending(row) : row
+    return answerOf(current)
+  }
+
+  async #refreshPending(row: OperationRow): Promise<OperationRow> {
+    const found = await this.#billing.lookup(row.key)
+    if (found === undefined || found.status === 'pending') return row
+    const result = row.result ?? {}
+    let outcome: Outcome
+    if (found.status === 'refused') {
+      outcome = { status: 'failed', result: null, refusal: { code: found.code, message: found.message } }
+    } else if (found.operation === 'refund') {
+      outcome = {
+        status: 'succeeded',
+        refusal: null,
+        result: { ...result, status: 'succeeded', refund_ref: found.refund_ref, processed_at: found.processed_at },
+      }
+    } else {
+      outcome = {
+        status: 'succeeded',
+        refusal: null,
+        result: { ...result, status: 'succeeded', effective_at: found.effective_at },
+      }
+    }
+    const nowMs = this.#now()
+    await this.#store.settle(row.key, outcome, nowMs)
+    return (await this.#store.get(row.key)) ?? row
+  }
+}
+
+function keyRule(key: string | undefined, dryRun: boolean): ToolAnswer | undefined {
+  if (dryRun && key !== undefined) return invalid('a dry run carries no idempotency_key')
+  if (!dryRun && key === undefined) return invalid('idempotency_key is required unless dry_run is true')
+  return undefined
+}
+
+function answerOf(o: {
+  status: string
+  result: Obj | null
+  refusal: { code: string; message: string } | null
+}): ToolAnswer {
+  if (o.status === 'failed' && o.refusal !== null) return fail(o.refusal.code, o.refusal.message)
+  return ok(o.result ?? {})
+}
+
+function refusalOutcome(o: LookupOutcome): Outcome | undefined {
+  return o.status === 'refused'
+    ? { status: 'failed', result: null, refusal: { code: o.code, message: o.message } }
+    : undefined
+}
+
+function refundResult(key: string, c: RefundCommand, o: LookupOutcome): { outcome: Outcome; refund?: RefundRecord } {
+  const refused = refusalOutcome(o)
+  if (refused !== undefined) return { outcome: refused }
+  if (o.operation !== 'refund' || o.status === 'refused') throw new TypeError('billing answered another operation')
+  const base = {
+    idempotency_key: key,
+    status: o.status,
+    transaction_ref: c.transaction_ref,
+    amount: money(c.amount),
+    refund_ref: o.refund_ref,
+  }
+  const result = o.status === 'succeeded' ? { ...base, processed_at: o.processed_at } : base
+  return {
+    outcome: { status: o.status, result, refusal: null },
+    refund: {
+      refundRef: o.refund_ref,
+      transactionRef: c.transaction_ref,
+      amountMinor: c.amount.amount_minor,
+      currency: c.amount.currency,
+      status: o.status,
+    },
+  }
+}
+
+function cancelResult(key: string, c: CancelCommand, o: LookupOutcome): { outcome: Outcome } {
+  const refused = refusalOutcome(o)
+  if (refused !== undefined) return { outcome: refused }
+  if (o.operation !== 'cancel_subscription' || o.status === 'refused')
+    throw new TypeError('billing answered another operation')
+  const effective = o.status === 'succeeded' ? o.effective_at : null
+  return {
+    outcome: {
+      status: o.status,
+      result: {
+        idempotency_key: key,
+        status: o.status,
+        subscription_ref: c.subscription_ref,
+        at_period_end: c.at_period_end,
+        effective_at: effective,
+      },
+      refusal: null,
+    },
+  }
+}
+
+const money = (m: Money): Money => ({ amount_minor: m.amount_minor, currency: m.currency })
+
+/** The operation object sr_get_operation answers for a known key. */
+function operationView(row: OperationRow): Obj {
+  const view: Obj = {
+    idempotency_key: row.key,
+    // The contract has no in_progress operation status: a call still running is pending (not final yet).
+    status: row.status === 'running' ? 'pending' : row.status,
+    operation: row.operation,
+    target_ref: row.targetRef,
+    updated_at: iso(row.updatedAtMs),
+  }
+  if (row.result !== null && (row.status === 'succeeded' || row.status === 'pending')) view.result = row.result
+  if (row.refusal !== null) view.refusal = row.refusal
+  return view
+}

@@ -1,0 +1,114 @@
+// The persistence contract shared by the SQLite and PostgreSQL stores (one test suite runs against both).
+
+/** A keyed operation's lifecycle: claimed (running) → final (succeeded | failed) or pending → final. */
+export type OperationStatus = 'running' | 'pending' | 'succeeded' | 'failed'
+export type OperationKind = 'refund' | 'cancel_subscription'
+
+export interface Refusal {
+  code: string
+  message: string
+}
+
+/** One row per idempotency key the platform sent. Times are epoch milliseconds. */
+export interface OperationRow {
+  key: string
+  fingerprint: string
+  operation: OperationKind
+  targetRef: string
+  status: OperationStatus
+  result: Record<string, unknown> | null
+  refusal: Refusal | null
+  owner: string
+  leaseUntilMs: number
+  createdAtMs: number
+  updatedAtMs: number
+}
+
+export interface ClaimRequest {
+  key: string
+  fingerprint: string
+  operation: OperationKind
+  targetRef: string
+  /** Identifies the claiming process/request; only the owner may finish a claim. */
+  owner: string
+  nowMs: number
+  /** How long the claim blocks other callers of the key before it counts as abandoned (crash). */
+  leaseMs: number
+}
+
+export type ClaimResult =
+  /** Caller now owns the key. recovering: a former owner's attempt had no outcome (ask billing.lookup first). */
+  | { kind: 'claimed'; recovering: boolean }
+  /** The key exists: running under a live lease, or with an outcome. Caller compares fingerprints. */
+  | { kind: 'exists'; row: OperationRow }
+
+export interface Outcome {
+  status: 'pending' | 'succeeded' | 'failed'
+  result: Record<string, unknown> | null
+  refusal: Refusal | null
+}
+
+/** The server's own record of a refund, written in the same transaction as its key's outcome. */
+export interface RefundRecord {
+  refundRef: string
+  transactionRef: string
+  amountMinor: number
+  currency: string
+  status: 'pending' | 'succeeded'
+}
+
+/** A ledger document (demo billing data), kept in the same database as the keys. */
+export interface LedgerDoc {
+  kind: string
+  ref: string
+  doc: Record<string, unknown>
+}
+
+/** Result of a keyed ledger mutation: the first outcome for that key is stored and replayed. */
+export interface LedgerApplyResult<R> {
+  outcome: R
+  replayed: boolean
+}
+
+export type LedgerMutation<R> = (doc: Record<string, unknown> | undefined) => {
+  doc?: Record<string, unknown>
+  outcome: R
+  /** false: the outcome is not recorded under the key (e.g. not found) and the call may be repeated. */
+  record?: boolean
+}
+
+export interface Store {
+  readonly kind: 'sqlite' | 'postgres'
+  /** Claims a key (INSERT … ON CONFLICT): at most one live owner per key across every process sharing the database. */
+  claim(request: ClaimRequest): Promise<ClaimResult>
+  /** Records the outcome of a claim (and the refund it records, same transaction). false when the claim was lost. */
+  finish(
+    key: string,
+    owner: string,
+    outcome: Outcome,
+    refund: RefundRecord | undefined,
+    nowMs: number,
+  ): Promise<boolean>
+  /** Ends a claim's lease without an outcome (billing failed mid-call): the next caller recovers via billing.lookup. */
+  abandon(key: string, owner: string): Promise<void>
+  /** Drops a running claim that recorded nothing (e.g. the target did not exist). */
+  release(key: string, owner: string): Promise<void>
+  /** Moves a pending operation to its final outcome (settlement). false when it was not pending. */
+  settle(key: string, outcome: Outcome, nowMs: number): Promise<boolean>
+  get(key: string): Promise<OperationRow | undefined>
+  /** Refund records of one transaction (server side). */
+  refundsFor(transactionRef: string): Promise<RefundRecord[]>
+  /** Deletes final operations (and their refund records) last updated before cutoffMs; returns how many. */
+  purge(cutoffMs: number): Promise<number>
+
+  ledgerSeed(docs: readonly LedgerDoc[]): Promise<void>
+  ledgerGet(kind: string, ref: string): Promise<Record<string, unknown> | undefined>
+  ledgerList(kind: string): Promise<Record<string, unknown>[]>
+  /** Atomically (row lock): if key has a recorded outcome replay it, else mutate the doc and record the outcome. */
+  ledgerApply<R>(key: string, kind: string, ref: string, mutate: LedgerMutation<R>): Promise<LedgerApplyResult<R>>
+  /** The recorded outcome of a keyed ledger mutation, if any. */
+  ledgerLookup<R>(key: string): Promise<R | undefined>
+  /** Replaces a key's recorded outcome and the doc in one transaction (pending settlement). */
+  ledgerRewrite<R>(key: string, kind: string, ref: string, mutate: LedgerMutation<R>): Promise<R | undefined>
+  close(): Promise<void>
+}
