@@ -46,16 +46,48 @@ export const schemaDocuments: readonly Record<string, unknown>[] = loadDocuments
 
 const byId = new Map<string, Record<string, unknown>>(schemaDocuments.map((d) => [d.$id as string, d]))
 
-function resolvePointer(doc: unknown, fragment: string): boolean {
-  if (fragment === '' || fragment === '/') return fragment === ''
+// Keywords whose value is a schema, a map of schemas, or a list of schemas (JSON Schema 2020-12 applicators).
+const SCHEMA_KEYWORDS = new Set([
+  'items',
+  'additionalProperties',
+  'not',
+  'if',
+  'then',
+  'else',
+  'propertyNames',
+  'contains',
+])
+const SCHEMA_MAP_KEYWORDS = new Set(['$defs', 'properties', 'patternProperties', 'dependentSchemas'])
+const SCHEMA_LIST_KEYWORDS = new Set(['allOf', 'anyOf', 'oneOf', 'prefixItems'])
+
+const isSchema = (node: unknown): boolean =>
+  typeof node === 'boolean' || (node !== null && typeof node === 'object' && !Array.isArray(node))
+
+/** True when the JSON pointer `fragment` leads from `doc` to a (sub)schema, not to a keyword's value. */
+function pointsAtSchema(doc: unknown, fragment: string): boolean {
+  if (fragment === '') return true
   if (!fragment.startsWith('/')) return false
+  const tokens = fragment
+    .slice(1)
+    .split('/')
+    .map((raw) => decodeURIComponent(raw).replaceAll('~1', '/').replaceAll('~0', '~'))
   let node: unknown = doc
-  for (const raw of fragment.slice(1).split('/')) {
-    const token = decodeURIComponent(raw).replaceAll('~1', '/').replaceAll('~0', '~')
-    if (node === null || typeof node !== 'object' || !Object.hasOwn(node, token)) return false
-    node = (node as Record<string, unknown>)[token]
+  for (let i = 0; i < tokens.length; i++) {
+    const keyword = tokens[i]!
+    if (!isSchema(node) || typeof node === 'boolean' || !Object.hasOwn(node as object, keyword)) return false
+    const value = (node as Record<string, unknown>)[keyword]
+    if (SCHEMA_KEYWORDS.has(keyword)) {
+      node = value
+    } else if (SCHEMA_MAP_KEYWORDS.has(keyword) || SCHEMA_LIST_KEYWORDS.has(keyword)) {
+      const name = tokens[++i]
+      if (name === undefined || value === null || typeof value !== 'object') return false
+      if (SCHEMA_LIST_KEYWORDS.has(keyword) !== Array.isArray(value) || !Object.hasOwn(value, name)) return false
+      node = (value as Record<string, unknown>)[name]
+    } else {
+      return false
+    }
   }
-  return node !== null && (typeof node === 'object' || typeof node === 'boolean')
+  return isSchema(node)
 }
 
 /**
@@ -71,7 +103,15 @@ export function contractRef(ref: string): string {
   const id = hash === -1 ? absolute : absolute.slice(0, hash)
   const doc = byId.get(id)
   if (doc === undefined) throw new UnknownSchemaError()
-  if (hash !== -1 && !resolvePointer(doc, absolute.slice(hash + 1))) throw new UnknownSchemaError()
+  if (hash !== -1) {
+    let found: boolean
+    try {
+      found = pointsAtSchema(doc, absolute.slice(hash + 1))
+    } catch {
+      found = false // a malformed %-escape in the fragment
+    }
+    if (!found) throw new UnknownSchemaError()
+  }
   return absolute
 }
 
