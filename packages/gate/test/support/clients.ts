@@ -1,0 +1,52 @@
+// Connects one of the three official client paths: SDK v1, SDK v2 in legacy mode, SDK v2 on 2026-07-28.
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
+import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+
+export type ClientPath = 'v1' | 'v2-legacy' | 'v2-modern'
+export const CLIENT_PATHS: ClientPath[] = ['v1', 'v2-legacy', 'v2-modern']
+
+/** The subset of both clients' APIs the tests use. */
+export interface AnyClient {
+  era: string | undefined
+  listTools(): Promise<{ tools: Array<{ name: string; outputSchema?: unknown }> }>
+  callTool(name: string, args: Record<string, unknown>): Promise<ToolResult>
+  close(): Promise<void>
+}
+
+export interface ToolResult {
+  isError?: boolean
+  content: Array<{ type: string; text?: string }>
+  structuredContent?: Record<string, unknown>
+}
+
+export async function connect(path: ClientPath, url: string, token: string): Promise<AnyClient> {
+  const requestInit = { headers: { authorization: `Bearer ${token}` } }
+  if (path === 'v1') {
+    const client = new V1Client({ name: 'gate-test-v1', version: '1.0.0' })
+    await client.connect(new V1Transport(new URL(url), { requestInit }))
+    return {
+      era: 'legacy',
+      listTools: () => client.listTools(),
+      callTool: async (name, args) => (await client.callTool({ name, arguments: args })) as ToolResult,
+      close: () => client.close(),
+    }
+  }
+  const client = new Client(
+    { name: 'gate-test-v2', version: '1.0.0' },
+    { versionNegotiation: { mode: path === 'v2-modern' ? 'auto' : 'legacy' } },
+  )
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit }))
+  return {
+    era: client.getProtocolEra(),
+    listTools: () => client.listTools(),
+    callTool: async (name, args) => (await client.callTool({ name, arguments: args })) as ToolResult,
+    close: () => client.close(),
+  }
+}
+
+export const firstText = (r: ToolResult): string => {
+  const first = r.content[0]
+  if (first === undefined || first.type !== 'text' || typeof first.text !== 'string') throw new Error('no text content')
+  return first.text
+}
