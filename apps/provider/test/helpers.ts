@@ -6,8 +6,8 @@ import { join } from 'node:path'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import { AjvJsonSchemaValidator as AjvV2 } from '@modelcontextprotocol/client/validators/ajv'
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js'
-import { CallToolResultSchema as CallToolResultSchemaV1 } from '@modelcontextprotocol/sdk/types.js'
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { CallToolResultSchema as CallToolResultSchemaV1 } from '@modelcontextprotocol/sdk/types.js'
 import { AjvJsonSchemaValidator as AjvV1 } from '@modelcontextprotocol/sdk/validation/ajv-provider.js'
 import { createContractAjv } from '@tollgate/contract'
 import { signHeaders } from '@tollgate/signing'
@@ -22,7 +22,7 @@ export interface SigningOptions {
   /** Called with each request's method and JSON-RPC method; return 'tamper' to flip one body byte after signing. */
   mutate?: (httpMethod: string, rpcMethod: string | undefined) => 'tamper' | 'stale' | undefined
   /** Records every request's method and status. */
-  log?: { method: string; rpc: string | undefined; status: number }[]
+  log?: { method: string; rpc: string | undefined; status: number; contentType: string | null; body?: string }[]
   extraHeaders?: Record<string, string>
 }
 
@@ -51,7 +51,11 @@ export function signingFetch(options: SigningOptions = {}): FetchLike {
     // Tampering after signing: the bytes differ from what was signed (a space inside the JSON keeps it valid).
     const body = how === 'tamper' && bodyText !== '' ? bodyText.replace('{', '{ ') : init.body
     const res = await fetch(url, { ...init, headers, ...(body !== undefined && { body }) })
-    options.log?.push({ method, rpc, status: res.status })
+    const contentType = res.headers.get('content-type')
+    if (options.log !== undefined) {
+      const body = res.status >= 400 ? await res.clone().text() : undefined
+      options.log.push({ method, rpc, status: res.status, contentType, ...(body !== undefined && { body }) })
+    }
     return res
   }
 }
@@ -91,7 +95,8 @@ export async function connect(url: string, era: Era, signing: SigningOptions = {
         } catch (error) {
           // The v1 client (1.32.2) validates structuredContent against outputSchema even when isError is true, so an
           // error envelope throws there. Re-read that one call unvalidated, and accept it only if it is an error.
-          if (!(error instanceof Error) || !error.message.includes("does not match the tool's output schema")) throw error
+          if (!(error instanceof Error) || !error.message.includes("does not match the tool's output schema"))
+            throw error
           const raw = (await client.request({ method: 'tools/call', params }, CallToolResultSchemaV1)) as CallResult
           if (raw.isError !== true) throw error
           return raw

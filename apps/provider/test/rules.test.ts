@@ -2,7 +2,15 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { contractValidator } from '@tollgate/contract'
-import { type AnyClient, type CallResult, connect, type Era, newKey, startTestProvider, type TestProvider } from './helpers.js'
+import {
+  type AnyClient,
+  type CallResult,
+  connect,
+  type Era,
+  newKey,
+  startTestProvider,
+  type TestProvider,
+} from './helpers.js'
 
 const usd = (amount_minor: number) => ({ amount_minor, currency: 'USD' })
 const refundArgs = (ref: string, amount: { amount_minor: number; currency: string }, key?: string, dry = false) => ({
@@ -36,7 +44,8 @@ for (const era of ['modern', 'legacy', 'v1'] as Era[]) {
       await provider.stop()
     })
     const refunds = async (ref: string) =>
-      ((await c.callTool('sr_get_transaction', { transaction_ref: ref })).structuredContent?.refunds as unknown[]).length
+      ((await c.callTool('sr_get_transaction', { transaction_ref: ref })).structuredContent?.refunds as unknown[])
+        .length
 
     test('a dry run changes nothing', async () => {
       const before = await c.callTool('sr_get_transaction', { transaction_ref: 'ch_1001' })
@@ -156,14 +165,23 @@ for (const era of ['modern', 'legacy', 'v1'] as Era[]) {
       assert.equal(r.structuredContent?.effective_at, sub.structuredContent?.current_period_end)
       const replay = await c.callTool('sr_cancel_subscription', cancelArgs('sub_1001', true, key))
       assert.deepEqual(replay.structuredContent, r.structuredContent)
-      const twice = await c.callTool('sr_cancel_subscription', cancelArgs('sub_1001', true, newKey('cancel_subscription')))
+      const twice = await c.callTool(
+        'sr_cancel_subscription',
+        cancelArgs('sub_1001', true, newKey('cancel_subscription')),
+      )
       assert.equal(errorOf(twice).code, 'already_canceled')
-      const canceled = await c.callTool('sr_cancel_subscription', cancelArgs('sub_2001', false, newKey('cancel_subscription')))
+      const canceled = await c.callTool(
+        'sr_cancel_subscription',
+        cancelArgs('sub_2001', false, newKey('cancel_subscription')),
+      )
       assert.equal(errorOf(canceled).code, 'already_canceled')
       const paused = await c.callTool('sr_cancel_subscription', cancelArgs('sub_3001', false, undefined, true))
       assert.equal(errorOf(paused).code, 'subscription_not_active')
       // Ending now works on a subscription only scheduled to end.
-      const now = await c.callTool('sr_cancel_subscription', cancelArgs('sub_1001', false, newKey('cancel_subscription')))
+      const now = await c.callTool(
+        'sr_cancel_subscription',
+        cancelArgs('sub_1001', false, newKey('cancel_subscription')),
+      )
       assert.equal(now.structuredContent?.status, 'succeeded')
       const ended = await c.callTool('sr_get_subscription', { subscription_ref: 'sub_1001' })
       assert.equal(ended.structuredContent?.phase, 'canceled')

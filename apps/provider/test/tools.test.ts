@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { contractValidator } from '@tollgate/contract'
-import { type AnyClient, connect, mail, type Era, startTestProvider, type TestProvider } from './helpers.js'
+import { type AnyClient, connect, type Era, mail, startTestProvider, type TestProvider } from './helpers.js'
 
 const BASE = 'https://schemas.supportroute.dev/merchant-provider/v1/'
 const ERAS: Era[] = ['modern', 'legacy', 'v1']
@@ -107,7 +107,10 @@ for (const era of ERAS) {
       const txs = r.structuredContent?.transactions as { transaction_ref: string }[]
       assert.deepEqual(txs.map((t) => t.transaction_ref).sort(), ['ch_2001', 'ch_2002'])
       const subs = r.structuredContent?.subscriptions as { subscription_ref: string }[]
-      assert.deepEqual(subs.map((s) => s.subscription_ref), ['sub_2001'])
+      assert.deepEqual(
+        subs.map((s) => s.subscription_ref),
+        ['sub_2001'],
+      )
     })
 
     test('sr_get_transaction answers ch_1001 as the seed defines it (integer minor units)', async () => {
@@ -119,7 +122,10 @@ for (const era of ERAS) {
       assert.equal(t.card_brand, 'visa')
       assert.equal(t.subscription_ref, 'sub_1001')
       assert.equal(t.state, 'succeeded')
-      assert.equal(Object.keys(t).some((k) => k.startsWith('_')), false)
+      assert.equal(
+        Object.keys(t).some((k) => k.startsWith('_')),
+        false,
+      )
     })
 
     test('sr_get_subscription answers sub_1001 active monthly', async () => {
@@ -130,10 +136,16 @@ for (const era of ERAS) {
     })
 
     test('sr_list_payment_attempts pages with an opaque cursor, oldest update first', async () => {
-      const first = await client.callTool('sr_list_payment_attempts', { updated_since: '2000-01-01T00:00:00Z', limit: 2 })
+      const first = await client.callTool('sr_list_payment_attempts', {
+        updated_since: '2000-01-01T00:00:00Z',
+        limit: 2,
+      })
       valid('payment-attempt-list.json', first.structuredContent)
       const page1 = first.structuredContent?.payment_attempts as { attempt_ref: string }[]
-      assert.deepEqual(page1.map((a) => a.attempt_ref), ['pa_1001', 'pa_4001'])
+      assert.deepEqual(
+        page1.map((a) => a.attempt_ref),
+        ['pa_1001', 'pa_4001'],
+      )
       const cursor = first.structuredContent?.next_cursor as string
       const rest = await client.callTool('sr_list_payment_attempts', {
         updated_since: '2000-01-01T00:00:00Z',
@@ -141,9 +153,15 @@ for (const era of ERAS) {
         limit: 10,
       })
       const page2 = rest.structuredContent?.payment_attempts as { attempt_ref: string }[]
-      assert.deepEqual(page2.map((a) => a.attempt_ref), ['pa_4002', 'pa_2001', 'pa_3001'])
+      assert.deepEqual(
+        page2.map((a) => a.attempt_ref),
+        ['pa_4002', 'pa_2001', 'pa_3001'],
+      )
       assert.equal(rest.structuredContent?.next_cursor, null)
-      const bad = await client.callTool('sr_list_payment_attempts', { updated_since: '2000-01-01T00:00:00Z', cursor: 'bm9wZQ' })
+      const bad = await client.callTool('sr_list_payment_attempts', {
+        updated_since: '2000-01-01T00:00:00Z',
+        cursor: 'bm9wZQ',
+      })
       assert.equal((bad.structuredContent?.error as { code: string }).code, 'invalid_request')
     })
 
@@ -155,7 +173,12 @@ for (const era of ERAS) {
 
     test('a dry-run refund answers would_succeed without a key', async () => {
       const r = await client.callTool('sr_refund', {
-        request: { transaction_ref: 'ch_1001', amount: { amount_minor: 2000, currency: 'USD' }, reason: 'service_issue', dry_run: true },
+        request: {
+          transaction_ref: 'ch_1001',
+          amount: { amount_minor: 2000, currency: 'USD' },
+          reason: 'service_issue',
+          dry_run: true,
+        },
       })
       valid('refund-result.json', r.structuredContent)
       assert.deepEqual(r.structuredContent, {
@@ -179,7 +202,12 @@ for (const era of ERAS) {
 
     test('an amount written as a float is refused by input validation', async () => {
       const r = await client.callTool('sr_refund', {
-        request: { transaction_ref: 'ch_1001', amount: { amount_minor: 20.5, currency: 'USD' }, reason: 'service_issue', dry_run: true },
+        request: {
+          transaction_ref: 'ch_1001',
+          amount: { amount_minor: 20.5, currency: 'USD' },
+          reason: 'service_issue',
+          dry_run: true,
+        },
       })
       assert.equal(r.isError, true)
     })
@@ -202,7 +230,12 @@ test('capability tools are not listed when sr_describe does not declare the capa
       contract_version: '1.0',
       currencies: ['USD'],
       refunds_to_original_payment_method: true,
-      capabilities: { partial_refunds: true, cancel_subscription: false, cancel_at_period_end: false, outcome_callbacks: false },
+      capabilities: {
+        partial_refunds: true,
+        cancel_subscription: false,
+        cancel_at_period_end: false,
+        outcome_callbacks: false,
+      },
     }),
   })
   const p = await startTestProvider({ billing })
@@ -211,7 +244,15 @@ test('capability tools are not listed when sr_describe does not declare the capa
       const c = await connect(p.url, era)
       const names = (await c.listTools()).map((t) => t.name)
       await c.close()
-      assert.deepEqual(names, ['sr_describe', 'sr_find_customers', 'sr_get_customer', 'sr_list_transactions', 'sr_get_transaction', 'sr_refund', 'sr_get_operation'])
+      assert.deepEqual(names, [
+        'sr_describe',
+        'sr_find_customers',
+        'sr_get_customer',
+        'sr_list_transactions',
+        'sr_get_transaction',
+        'sr_refund',
+        'sr_get_operation',
+      ])
     }
   } finally {
     await p.stop()
