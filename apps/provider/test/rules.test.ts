@@ -44,8 +44,11 @@ for (const era of ['modern', 'legacy', 'v1'] as Era[]) {
       await provider.stop()
     })
     const refunds = async (ref: string) =>
-      ((await c.callTool('sr_get_transaction', { transaction_ref: ref })).structuredContent?.refunds as unknown[])
-        .length
+      (
+        (await c.callTool('sr_get_transaction', { transaction_ref: ref })).structuredContent?.refunds as
+          | unknown[]
+          | undefined
+      )?.length
 
     test('a dry run changes nothing', async () => {
       const before = await c.callTool('sr_get_transaction', { transaction_ref: 'ch_1001' })
@@ -87,10 +90,10 @@ for (const era of ['modern', 'legacy', 'v1'] as Era[]) {
       assert.deepEqual(op.structuredContent?.result, first.structuredContent)
       // The refund shows on the charge and among the customer's prior refunds, under its key.
       const tx = await c.callTool('sr_get_transaction', { transaction_ref: 'ch_1001' })
-      const rec = (tx.structuredContent?.refunds as { idempotency_key: string; amount: unknown }[])[0]
+      const rec = (tx.structuredContent?.refunds as { idempotency_key: string; amount: unknown }[] | undefined)?.[0]
       assert.equal(rec?.idempotency_key, key)
       const cus = await c.callTool('sr_get_customer', { customer_ref: 'cus_1001' })
-      assert.equal((cus.structuredContent?.prior_refunds as unknown[]).length, 1)
+      assert.equal((cus.structuredContent?.prior_refunds as unknown[] | undefined)?.length, 1)
     })
 
     test('the same key with other parameters is idempotency_conflict and runs nothing', async () => {
@@ -143,7 +146,7 @@ for (const era of ['modern', 'legacy', 'v1'] as Era[]) {
         assert.equal(errorOf(real).code, code)
         assert.equal(await refunds(ref), already)
         const op = await c.callTool('sr_get_operation', { idempotency_key: key })
-        assert.equal((op.structuredContent?.refusal as { code: string }).code, code)
+        assert.equal((op.structuredContent?.refusal as { code: string } | undefined)?.code, code)
       })
     }
 
