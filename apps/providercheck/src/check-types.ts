@@ -1,0 +1,61 @@
+import type { CallContext, PlatformClient } from '@tollgate/platform-client'
+import type { CheckId } from './requirements.js'
+
+export type VerdictName = 'pass' | 'fail' | 'skip'
+
+/** One check's end: pass (code null), fail (a stable code) or skip (not_applicable or dependency_failed). */
+export interface CheckResult {
+  id: CheckId
+  verdict: VerdictName
+  code: string | null
+  reason: string
+  durationMs: number
+}
+
+/** Thrown by a check body: the check fails with this stable code and one-line reason. */
+export class CheckFailure extends Error {
+  constructor(
+    readonly failureCode: string,
+    reason: string,
+  ) {
+    super(reason)
+  }
+}
+
+/** Thrown by a check body when the check does not apply to this provider (e.g. a capability not declared). */
+export class NotApplicable extends Error {}
+
+/** What the fixtures and earlier checks established; later checks read it. */
+export interface KitState {
+  describe?: { capabilities: Record<string, boolean>; currencies: string[] }
+  customer?: Record<string, unknown>
+  transaction?: Record<string, unknown>
+  subscription?: Record<string, unknown>
+  refund?: { key: string; args: Record<string, unknown>; value: Record<string, unknown> }
+}
+
+export interface Fixtures {
+  tenant: string
+  customer: string
+  transaction: string
+  subscription: string
+}
+
+export interface KitContext {
+  client: PlatformClient
+  fixtures: Fixtures
+  call: CallContext
+  state: KitState
+  /** A fresh idempotency key shaped like the platform's: {tenant}:ticket:{uuid}:{operation}:{uuid}. */
+  newKey(operation: 'refund' | 'cancel_subscription'): string
+  /** Epoch ms clock (injected in tests). */
+  now(): number
+}
+
+export interface CheckDefinition {
+  id: CheckId
+  /** Checks that must pass first; otherwise this one is skipped (dependency_failed). */
+  needs: readonly CheckId[]
+  /** One-line pass reason. Throws CheckFailure or NotApplicable. */
+  run(ctx: KitContext): Promise<string>
+}

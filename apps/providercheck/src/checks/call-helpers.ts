@@ -1,0 +1,76 @@
+import type { CallResult } from '@tollgate/platform-client'
+import { CheckFailure, type KitContext } from '../check-types.js'
+
+export type Obj = Record<string, unknown>
+
+/** Calls a tool and insists on a result object (an error envelope fails the check with unexpected_status). */
+export async function callOk(ctx: KitContext, name: string, args: Obj): Promise<Obj> {
+  const out = await ctx.client.callTool(name, args, ctx.call)
+  if (out.kind === 'result') return out.value as Obj
+  throw unexpected(name, out, 'a result')
+}
+
+/** Calls a tool and insists on an error envelope with this code; a result fails with whenResult. */
+export async function callRefused(
+  ctx: KitContext,
+  name: string,
+  args: Obj,
+  code: string,
+  whenResult: string,
+): Promise<string> {
+  const out = await ctx.client.callTool(name, args, ctx.call)
+  if (out.kind === 'error' && out.code === code) {
+    return `${name} answered ${code} (${out.status})${out.retryable ? ' marked retryable' : ''}`
+  }
+  if (out.kind === 'result') throw new CheckFailure(whenResult, `${name} answered a result where ${code} was expected`)
+  throw unexpected(name, out, code)
+}
+
+export function unexpected(name: string, out: CallResult, wanted: string): CheckFailure {
+  if (out.kind === 'error')
+    return new CheckFailure('unexpected_status', `${name} answered ${out.code} (${out.status}), expected ${wanted}`)
+  if (out.kind === 'verified')
+    return new CheckFailure(
+      'no_answer',
+      `${name} gave no answer after ${out.attempts} attempts (${out.lastError.code})`,
+    )
+  return new CheckFailure('unexpected_status', `${name} answered a result, expected ${wanted}`)
+}
+
+/** Fails with unexpected_result when the condition does not hold. */
+export function expect(condition: boolean, reason: string): void {
+  if (!condition) throw new CheckFailure('unexpected_result', reason)
+}
+
+export function isObj(value: unknown): value is Obj {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+/** Deep equality by canonical form (key order ignored). */
+export function sameJson(a: unknown, b: unknown): boolean {
+  return stable(a) === stable(b)
+}
+
+function stable(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stable).join(',')}]`
+  if (isObj(value)) {
+    return `{${Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${stable(value[k])}`)
+      .join(',')}}`
+  }
+  return JSON.stringify(value) ?? 'undefined'
+}
+
+/** Minor units left to refund on a contract transaction (refunds not reversed). */
+export function refundableMinor(transaction: Obj): number {
+  const amount = (transaction.amount as { amount_minor: number }).amount_minor
+  const refunds = Array.isArray(transaction.refunds) ? (transaction.refunds as Obj[]) : []
+  return refunds.reduce(
+    (left, r) =>
+      r.reversed_at === null || r.reversed_at === undefined
+        ? left - (r.amount as { amount_minor: number }).amount_minor
+        : left,
+    amount,
+  )
+}

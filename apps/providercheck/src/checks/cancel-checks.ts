@@ -1,0 +1,85 @@
+import { type CheckDefinition, CheckFailure, type KitContext } from '../check-types.js'
+import { callOk, callRefused, expect, type Obj, sameJson } from './call-helpers.js'
+
+const REASON = 'forgot_to_cancel'
+
+async function freshSubscription(ctx: KitContext): Promise<Obj> {
+  return callOk(ctx, 'sr_get_subscription', { subscription_ref: ctx.fixtures.subscription })
+}
+
+function atPeriodEnd(dryRun: boolean): Obj {
+  return { at_period_end: true, reason: REASON, dry_run: dryRun }
+}
+
+export const cancelDryRun: CheckDefinition = {
+  id: 'cancel_dry_run',
+  needs: ['get_subscription'],
+  async run(ctx) {
+    const before = await freshSubscription(ctx)
+    if (before.cancel_at_period_end === true || before.phase === 'canceled') {
+      throw new CheckFailure(
+        'fixture_exhausted',
+        `${ctx.fixtures.subscription} is already canceled: restart the provider with fresh data`,
+      )
+    }
+    const value = await callOk(ctx, 'sr_cancel_subscription', {
+      subscription_ref: ctx.fixtures.subscription,
+      request: atPeriodEnd(true),
+    })
+    expect(
+      value.status === 'would_succeed',
+      `a dry run answered status ${String(value.status)}, expected would_succeed`,
+    )
+    expect(value.idempotency_key === null, 'a dry run answered an idempotency_key')
+    const after = await freshSubscription(ctx)
+    if (!sameJson(before, after))
+      throw new CheckFailure('dry_run_changed_data', 'the subscription changed after a dry run')
+    return 'would_succeed; the subscription is unchanged'
+  },
+}
+
+export const cancelAtPeriodEnd: CheckDefinition = {
+  id: 'cancel_at_period_end',
+  needs: ['get_subscription', 'mcp_profile'],
+  async run(ctx) {
+    const sub = ctx.state.subscription
+    if (sub?.cancel_at_period_end === true || sub?.phase === 'canceled') {
+      throw new CheckFailure(
+        'fixture_exhausted',
+        `${ctx.fixtures.subscription} is already canceled: restart the provider with fresh data`,
+      )
+    }
+    const key = ctx.newKey('cancel_subscription')
+    const value = await callOk(ctx, 'sr_cancel_subscription', {
+      idempotency_key: key,
+      subscription_ref: ctx.fixtures.subscription,
+      request: atPeriodEnd(false),
+    })
+    expect(
+      value.status === 'succeeded' || value.status === 'pending',
+      `the cancel answered status ${String(value.status)}`,
+    )
+    expect(value.idempotency_key === key, 'the cancel answered another idempotency_key')
+    expect(value.subscription_ref === ctx.fixtures.subscription, 'the cancel answered another subscription_ref')
+    expect(value.at_period_end === true, 'the cancel answered at_period_end false')
+    if (value.status === 'succeeded') {
+      const after = await freshSubscription(ctx)
+      if (after.cancel_at_period_end !== true)
+        throw new CheckFailure('cancel_not_recorded', 'the subscription does not show cancel_at_period_end')
+    }
+    return `canceled at period end: ${String(value.status)}, effective ${String(value.effective_at)}`
+  },
+}
+
+export const cancelAgain: CheckDefinition = {
+  id: 'cancel_again',
+  needs: ['cancel_at_period_end'],
+  async run(ctx) {
+    const args = {
+      idempotency_key: ctx.newKey('cancel_subscription'),
+      subscription_ref: ctx.fixtures.subscription,
+      request: atPeriodEnd(false),
+    }
+    return callRefused(ctx, 'sr_cancel_subscription', args, 'already_canceled', 'cancel_not_refused')
+  },
+}

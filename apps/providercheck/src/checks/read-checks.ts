@@ -1,0 +1,161 @@
+import { PlatformClientError } from '@tollgate/platform-client'
+import { type CheckDefinition, CheckFailure, NotApplicable } from '../check-types.js'
+import { judgeProfile } from '../profile/judge-profile.js'
+import { SCHEMA_LIMITS } from '../profile/schema-limits.js'
+import { callOk, expect, isObj, type Obj } from './call-helpers.js'
+
+export const discovery: CheckDefinition = {
+  id: 'discovery',
+  needs: [],
+  async run(ctx) {
+    const era = await ctx.client.era()
+    return era === 'legacy'
+      ? 'legacy server: initialize + notifications/initialized'
+      : '2026-07-28 server: server/discover'
+  },
+}
+
+export const describe: CheckDefinition = {
+  id: 'describe',
+  needs: ['discovery'],
+  async run(ctx) {
+    const value = await callOk(ctx, 'sr_describe', {})
+    const capabilities = value.capabilities as Record<string, boolean>
+    ctx.state.describe = { capabilities, currencies: value.currencies as string[] }
+    const declared = Object.keys(capabilities).filter((k) => capabilities[k] === true)
+    return `contract ${String(value.contract_version)}; capabilities: ${declared.join(', ') || 'none'}`
+  },
+}
+
+export const mcpProfile: CheckDefinition = {
+  id: 'mcp_profile',
+  needs: ['describe'],
+  async run(ctx) {
+    const started = ctx.now()
+    const deadline = started + SCHEMA_LIMITS.profileBudgetMs
+    let listing: Awaited<ReturnType<typeof ctx.client.listTools>>
+    try {
+      listing = await ctx.client.listTools({ maxPages: SCHEMA_LIMITS.maxPages, deadline })
+    } catch (error) {
+      if (error instanceof PlatformClientError && error.code === 'ERR_PLATFORM_TIMEOUT') {
+        throw new CheckFailure('mcp_profile_timeout', 'tools/list did not finish within the 15 s profile budget')
+      }
+      throw error
+    }
+    const reason = judgeProfile(listing, ctx.state.describe?.capabilities ?? {})
+    if (ctx.now() - started > SCHEMA_LIMITS.profileBudgetMs) {
+      throw new CheckFailure('mcp_profile_timeout', 'the profile check took longer than 15 s')
+    }
+    return reason
+  },
+}
+
+export const findCustomers: CheckDefinition = {
+  id: 'find_customers',
+  needs: ['discovery'],
+  async run(ctx) {
+    const { customer, transaction } = ctx.fixtures
+    const queries: [string, string][] = [
+      ['customer_ref', customer],
+      ['transaction_ref', transaction],
+    ]
+    // The other identifiers come from the fixtures' own records; a record that cannot be read only narrows
+    // the search (its own check reports it).
+    const known = await lookAround(ctx)
+    const email = (known.customer?.emails as string[] | undefined)?.[0]
+    if (email) queries.push(['email', email])
+    const phone = (known.customer?.phones as string[] | undefined)?.[0]
+    if (phone) queries.push(['phone', phone])
+    const order = known.transaction?.order_ref
+    if (typeof order === 'string') queries.push(['order_ref', order])
+    const last4 = known.transaction?.card_last4
+    if (typeof last4 === 'string') queries.push(['card_last4', last4])
+    for (const [field, value] of queries) {
+      const found = await callOk(ctx, 'sr_find_customers', { [field]: value })
+      const refs = (found.candidates as Obj[]).map((c) => c.customer_ref)
+      expect(refs.includes(customer), `searching by ${field} did not find ${customer}`)
+    }
+    return `found ${customer} by ${queries.map(([f]) => f).join(', ')}`
+  },
+}
+
+async function lookAround(ctx: Parameters<CheckDefinition['run']>[0]): Promise<{ customer?: Obj; transaction?: Obj }> {
+  const out: { customer?: Obj; transaction?: Obj } = {}
+  try {
+    const c = await ctx.client.callTool('sr_get_customer', { customer_ref: ctx.fixtures.customer }, ctx.call)
+    if (c.kind === 'result' && isObj(c.value)) out.customer = c.value
+  } catch {
+    // reported by get_customer
+  }
+  try {
+    const t = await ctx.client.callTool('sr_get_transaction', { transaction_ref: ctx.fixtures.transaction }, ctx.call)
+    if (t.kind === 'result' && isObj(t.value)) out.transaction = t.value
+  } catch {
+    // reported by get_transaction
+  }
+  return out
+}
+
+export const getCustomer: CheckDefinition = {
+  id: 'get_customer',
+  needs: ['discovery'],
+  async run(ctx) {
+    const value = await callOk(ctx, 'sr_get_customer', { customer_ref: ctx.fixtures.customer })
+    expect(value.customer_ref === ctx.fixtures.customer, 'sr_get_customer answered another customer_ref')
+    ctx.state.customer = value
+    return `${ctx.fixtures.customer}: account ${String(value.account_status)}`
+  },
+}
+
+export const listTransactions: CheckDefinition = {
+  id: 'list_transactions',
+  needs: ['discovery'],
+  async run(ctx) {
+    const value = await callOk(ctx, 'sr_list_transactions', { customer_ref: ctx.fixtures.customer })
+    const txs = (value.transactions as Obj[]).map((t) => t.transaction_ref)
+    const subs = (value.subscriptions as Obj[]).map((s) => s.subscription_ref)
+    expect(txs.includes(ctx.fixtures.transaction), `the list lacks ${ctx.fixtures.transaction}`)
+    expect(subs.includes(ctx.fixtures.subscription), `the list lacks ${ctx.fixtures.subscription}`)
+    return `${txs.length} transaction(s), ${subs.length} subscription(s) including the fixtures`
+  },
+}
+
+export const getTransaction: CheckDefinition = {
+  id: 'get_transaction',
+  needs: ['discovery'],
+  async run(ctx) {
+    const value = await callOk(ctx, 'sr_get_transaction', { transaction_ref: ctx.fixtures.transaction })
+    expect(value.transaction_ref === ctx.fixtures.transaction, 'sr_get_transaction answered another transaction_ref')
+    ctx.state.transaction = value
+    const amount = value.amount as { amount_minor: number; currency: string }
+    return `${ctx.fixtures.transaction}: ${String(value.state)}, ${amount.amount_minor} ${amount.currency} minor units`
+  },
+}
+
+export const getSubscription: CheckDefinition = {
+  id: 'get_subscription',
+  needs: ['describe'],
+  async run(ctx) {
+    if (ctx.state.describe?.capabilities.cancel_subscription !== true)
+      throw new NotApplicable('cancel_subscription is not declared')
+    const value = await callOk(ctx, 'sr_get_subscription', { subscription_ref: ctx.fixtures.subscription })
+    expect(
+      value.subscription_ref === ctx.fixtures.subscription,
+      'sr_get_subscription answered another subscription_ref',
+    )
+    ctx.state.subscription = value
+    return `${ctx.fixtures.subscription}: ${String(value.phase)}, cancel_at_period_end ${String(value.cancel_at_period_end)}`
+  },
+}
+
+export const getOperationUnknown: CheckDefinition = {
+  id: 'get_operation_unknown',
+  needs: ['discovery'],
+  async run(ctx) {
+    const key = ctx.newKey('refund')
+    const value = await callOk(ctx, 'sr_get_operation', { idempotency_key: key })
+    expect(value.status === 'unknown', `an unseen key answered status ${String(value.status)}, expected unknown`)
+    expect(value.idempotency_key === key, 'the answer names another idempotency_key')
+    return 'an unseen key answers status unknown'
+  },
+}

@@ -1,0 +1,138 @@
+import { type CheckDefinition, CheckFailure, type KitContext } from '../check-types.js'
+import { callOk, callRefused, expect, type Obj, refundableMinor, sameJson } from './call-helpers.js'
+
+const REASON = 'service_issue'
+
+async function freshTransaction(ctx: KitContext): Promise<Obj> {
+  return callOk(ctx, 'sr_get_transaction', { transaction_ref: ctx.fixtures.transaction })
+}
+
+// A partial amount: the seed's 2000 minor units, or less when less is left (at least 1 unit stays).
+function partialAmount(ctx: KitContext, tx: Obj): { amount_minor: number; currency: string } {
+  const left = refundableMinor(tx)
+  if (left < 2) {
+    throw new CheckFailure(
+      'fixture_exhausted',
+      `${ctx.fixtures.transaction} has ${left} minor units left to refund: restart the provider with fresh data`,
+    )
+  }
+  return { amount_minor: Math.min(2000, left - 1), currency: (tx.amount as { currency: string }).currency }
+}
+
+function refundRequest(ctx: KitContext, amount: { amount_minor: number; currency: string }, dryRun: boolean): Obj {
+  return { transaction_ref: ctx.fixtures.transaction, amount, reason: REASON, dry_run: dryRun }
+}
+
+export const refundDryRun: CheckDefinition = {
+  id: 'refund_dry_run',
+  needs: ['get_transaction'],
+  async run(ctx) {
+    const before = await freshTransaction(ctx)
+    const amount = partialAmount(ctx, before)
+    const value = await callOk(ctx, 'sr_refund', { request: refundRequest(ctx, amount, true) })
+    expect(
+      value.status === 'would_succeed',
+      `a dry run answered status ${String(value.status)}, expected would_succeed`,
+    )
+    expect(value.idempotency_key === null, 'a dry run answered an idempotency_key')
+    const after = await freshTransaction(ctx)
+    if (!sameJson(before, after))
+      throw new CheckFailure('dry_run_changed_data', 'the transaction changed after a dry run')
+    return `would_succeed for ${amount.amount_minor} ${amount.currency}; the transaction is unchanged`
+  },
+}
+
+export const refund: CheckDefinition = {
+  id: 'refund',
+  needs: ['get_transaction', 'mcp_profile'],
+  async run(ctx) {
+    const tx = await freshTransaction(ctx)
+    const amount = partialAmount(ctx, tx)
+    const key = ctx.newKey('refund')
+    const args = { idempotency_key: key, request: refundRequest(ctx, amount, false) }
+    const value = await callOk(ctx, 'sr_refund', args)
+    expect(
+      value.status === 'succeeded' || value.status === 'pending',
+      `the refund answered status ${String(value.status)}`,
+    )
+    expect(value.idempotency_key === key, 'the refund answered another idempotency_key')
+    expect(value.transaction_ref === ctx.fixtures.transaction, 'the refund answered another transaction_ref')
+    expect(sameJson(value.amount, amount), 'the refund answered another amount')
+    ctx.state.refund = { key, args, value }
+    if (value.status === 'succeeded') {
+      const after = await freshTransaction(ctx)
+      const recorded = (after.refunds as Obj[]).some((r) => r.idempotency_key === key)
+      if (!recorded) throw new CheckFailure('refund_not_recorded', 'the transaction lists no refund under the key')
+    }
+    return `${amount.amount_minor} ${amount.currency} refunded: ${String(value.status)}`
+  },
+}
+
+export const refundReplay: CheckDefinition = {
+  id: 'refund_replay',
+  needs: ['refund'],
+  async run(ctx) {
+    const first = ctx.state.refund as NonNullable<typeof ctx.state.refund>
+    const out = await ctx.client.callTool('sr_refund', first.args, ctx.call)
+    if (out.kind !== 'result') {
+      throw new CheckFailure(
+        'unexpected_status',
+        `the replay answered ${out.kind === 'error' ? `${out.code} (${out.status})` : 'nothing'}`,
+      )
+    }
+    if (!sameJson(out.value, first.value))
+      throw new CheckFailure('replay_differs', 'the same key and arguments answered a different result')
+    return 'the same key and arguments replay the identical result'
+  },
+}
+
+export const refundConflict: CheckDefinition = {
+  id: 'refund_conflict',
+  needs: ['refund'],
+  async run(ctx) {
+    const first = ctx.state.refund as NonNullable<typeof ctx.state.refund>
+    const request = first.args.request as Obj
+    const amount = request.amount as { amount_minor: number; currency: string }
+    const other = {
+      ...amount,
+      amount_minor: amount.amount_minor > 1 ? amount.amount_minor - 1 : amount.amount_minor + 1,
+    }
+    const args = { idempotency_key: first.key, request: { ...request, amount: other } }
+    return callRefused(ctx, 'sr_refund', args, 'idempotency_conflict', 'conflict_not_detected')
+  },
+}
+
+export const refundExceeds: CheckDefinition = {
+  id: 'refund_exceeds',
+  needs: ['get_transaction', 'mcp_profile'],
+  async run(ctx) {
+    const tx = await freshTransaction(ctx)
+    const left = refundableMinor(tx)
+    const amount = { amount_minor: left + 1, currency: (tx.amount as { currency: string }).currency }
+    const args = { idempotency_key: ctx.newKey('refund'), request: refundRequest(ctx, amount, false) }
+    return callRefused(ctx, 'sr_refund', args, 'amount_exceeds_refundable', 'refund_not_refused')
+  },
+}
+
+export const getOperation: CheckDefinition = {
+  id: 'get_operation',
+  needs: ['refund'],
+  async run(ctx) {
+    const first = ctx.state.refund as NonNullable<typeof ctx.state.refund>
+    const value = await callOk(ctx, 'sr_get_operation', { idempotency_key: first.key })
+    expect(value.idempotency_key === first.key, 'the operation names another idempotency_key')
+    if (value.operation !== undefined)
+      expect(value.operation === 'refund', `the operation is ${String(value.operation)}, expected refund`)
+    if (first.value.status === 'succeeded') {
+      expect(value.status === 'succeeded', `the operation is ${String(value.status)}, the refund answered succeeded`)
+      if (value.result !== undefined)
+        expect(sameJson(value.result, first.value), "the operation's result differs from the refund's answer")
+    } else {
+      expect(
+        ['pending', 'succeeded', 'failed'].includes(String(value.status)),
+        `the operation is ${String(value.status)}`,
+      )
+    }
+    return `the refund's key reports ${String(value.status)}`
+  },
+}

@@ -1,0 +1,107 @@
+import { contractRef, createContractAjv, listExamples, PROFILE_TOOLS, type ProfileTool } from '@tollgate/contract'
+import type { ToolListing } from '@tollgate/platform-client'
+import { parsePlain } from '@tollgate/strict-json'
+import { CheckFailure } from '../check-types.js'
+import { PLATFORM_ARGUMENTS } from './platform-arguments.js'
+import { contractIds, limitProblems, measureSchema, SCHEMA_LIMITS } from './schema-limits.js'
+
+interface ListedTool {
+  name: string
+  inputSchema?: unknown
+  outputSchema?: unknown
+}
+
+/**
+ * Judges a tools/list against the MCP profile, in the seed's order of codes: mcp_tool_list_too_long,
+ * mcp_tool_duplicated, mcp_tool_missing, mcp_schema_too_complex, mcp_schema_incompatible. Throws CheckFailure
+ * with the first code that applies (its reason names up to three problems); returns a pass reason.
+ */
+export function judgeProfile(listing: ToolListing, capabilities: Record<string, boolean>): string {
+  if (listing.truncated || listing.pages.length > SCHEMA_LIMITS.maxPages) {
+    throw new CheckFailure('mcp_tool_list_too_long', `tools/list needs more than ${SCHEMA_LIMITS.maxPages} pages`)
+  }
+  const listed = listing.pages.flatMap((p) => p.tools).map(asTool)
+  const seen = new Map<string, number>()
+  for (const t of listed) seen.set(t.name, (seen.get(t.name) ?? 0) + 1)
+  const duplicated = [...seen].filter(([, n]) => n > 1).map(([name]) => name)
+  if (duplicated.length > 0)
+    throw new CheckFailure('mcp_tool_duplicated', `listed more than once: ${duplicated.join(', ')}`)
+
+  const expected = PROFILE_TOOLS.filter((t) => t.capability === undefined || capabilities[t.capability] === true)
+  const missing = expected.filter((t) => !seen.has(t.name))
+  if (missing.length > 0) {
+    const why = missing.map((t) => (t.capability ? `${t.name} (capability ${t.capability})` : t.name))
+    throw new CheckFailure('mcp_tool_missing', `not listed: ${why.join(', ')}`)
+  }
+  // Only profile tools are judged; the platform ignores every other tool a server lists.
+  const profile = expected.map((p) => ({ profile: p, tool: listed.find((t) => t.name === p.name) as ListedTool }))
+
+  const ids = contractIds()
+  const tooComplex: string[] = []
+  let totalNodes = 0
+  for (const { tool } of profile) {
+    for (const side of ['inputSchema', 'outputSchema'] as const) {
+      const schema = tool[side]
+      if (schema === undefined) continue
+      const measure = measureSchema(schema)
+      totalNodes += measure.nodes
+      for (const problem of limitProblems(measure, ids)) tooComplex.push(`${tool.name} ${side}: ${problem}`)
+    }
+  }
+  if (totalNodes > SCHEMA_LIMITS.maxTotalNodes)
+    tooComplex.push(`all schemas together: ${totalNodes} nodes (limit 20000)`)
+  if (tooComplex.length > 0) throw new CheckFailure('mcp_schema_too_complex', summary(tooComplex))
+
+  const incompatible: string[] = []
+  for (const { profile: p, tool } of profile) incompatible.push(...compatibility(p, tool))
+  if (incompatible.length > 0) throw new CheckFailure('mcp_schema_incompatible', summary(incompatible))
+  return `${listed.length} tools on ${listing.pages.length} page(s); ${profile.length} profile tools within limits and compatible`
+}
+
+function compatibility(p: ProfileTool, tool: ListedTool): string[] {
+  const problems: string[] = []
+  for (const side of ['inputSchema', 'outputSchema'] as const) {
+    const schema = tool[side]
+    if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) {
+      problems.push(`${tool.name} declares no ${side}`)
+      continue
+    }
+    // A fresh Ajv per schema, holding the contract's documents by $id: nothing leaks between tools.
+    const ajv = createContractAjv()
+    let validate: ReturnType<typeof ajv.compile>
+    try {
+      validate = ajv.compile(schema)
+    } catch {
+      problems.push(`${tool.name} ${side} does not compile against the contract`)
+      continue
+    }
+    if (side === 'inputSchema') {
+      if ((schema as { type?: unknown }).type !== 'object')
+        problems.push(`${tool.name} inputSchema root is not type object`)
+      const samples = PLATFORM_ARGUMENTS[p.name] ?? []
+      samples.forEach((sample, i) => {
+        if (!validate(sample)) problems.push(`${tool.name} inputSchema rejects platform argument object #${i + 1}`)
+      })
+    } else {
+      const outputId = contractRef(p.outputRef)
+      for (const example of listExamples()) {
+        if (!example.valid || contractRef(example.schema) !== outputId) continue
+        const value = parsePlain(example.bytes, { maxBytes: 1024 * 1024, maxDepth: 64 })
+        if (!validate(value)) problems.push(`${tool.name} outputSchema rejects the contract example ${example.name}`)
+      }
+    }
+  }
+  return problems
+}
+
+function asTool(value: unknown): ListedTool {
+  if (typeof value !== 'object' || value === null || typeof (value as { name?: unknown }).name !== 'string') {
+    throw new CheckFailure('mcp_tool_missing', 'tools/list holds an entry without a name')
+  }
+  return value as ListedTool
+}
+
+function summary(problems: string[]): string {
+  const more = problems.length > 3 ? ` (+${problems.length - 3} more)` : ''
+  return problems.slice(0, 3).join('; ') + more
+}

@@ -1,0 +1,99 @@
+import { createHmac, timingSafeEqual } from 'node:crypto'
+import { parsePlain } from '@tollgate/strict-json'
+import { canonicalJson } from './canonical-json.js'
+import type { CheckResult } from './check-types.js'
+import type { KitRun } from './run-kit.js'
+import { KIT_NAME, KIT_VERSION } from './version.js'
+
+export const REPORT_FORMAT = 'providercheck-report/1'
+const SEAL_PREFIX = 'hmac-sha256:'
+
+/** The sealed report written by -json. */
+export interface Report {
+  format: typeof REPORT_FORMAT
+  kit: { name: string; version: string }
+  target: { base_url: string; transport: 'mcp'; environment: 'sandbox'; tenant: string; era: string | null }
+  fixtures: { customer: string; transaction: string; subscription: string }
+  started_at: string
+  finished_at: string
+  outcome: 'pass' | 'fail'
+  summary: { pass: number; fail: number; skip: number }
+  checks: { id: string; verdict: string; code: string | null; reason: string; duration_ms: number }[]
+  seal: string
+}
+
+export interface ReportTarget {
+  baseUrl: string
+  tenant: string
+  customer: string
+  transaction: string
+  subscription: string
+}
+
+/** Builds and seals the report of a run: seal = HMAC-SHA256(secret, canonicalJson(report without seal)). */
+export function buildReport(run: KitRun, target: ReportTarget, secret: string): Report {
+  const unsealed: Omit<Report, 'seal'> = {
+    format: REPORT_FORMAT,
+    kit: { name: KIT_NAME, version: KIT_VERSION },
+    target: {
+      base_url: target.baseUrl,
+      transport: 'mcp',
+      environment: 'sandbox',
+      tenant: target.tenant,
+      era: run.era ?? null,
+    },
+    fixtures: { customer: target.customer, transaction: target.transaction, subscription: target.subscription },
+    started_at: run.startedAt.toISOString(),
+    finished_at: run.finishedAt.toISOString(),
+    outcome: run.passed ? 'pass' : 'fail',
+    summary: count(run.results),
+    checks: run.results.map((r) => ({
+      id: r.id,
+      verdict: r.verdict,
+      code: r.code,
+      reason: r.reason,
+      duration_ms: r.durationMs,
+    })),
+  }
+  return { ...unsealed, seal: sealOf(unsealed, secret) }
+}
+
+/** The seal of a report body (everything but `seal`). */
+export function sealOf(body: object, secret: string): string {
+  return SEAL_PREFIX + createHmac('sha256', secret).update(canonicalJson(body), 'utf8').digest('hex')
+}
+
+export type ReportVerification =
+  | { ok: true; report: Report }
+  | { ok: false; reason: 'malformed' | 'unsealed' | 'seal_mismatch' }
+
+/** Checks a report file's seal with the secret (read strictly: a duplicate key is malformed). */
+export function verifyReport(bytes: Uint8Array, secret: string): ReportVerification {
+  let value: unknown
+  try {
+    value = parsePlain(bytes, { maxBytes: 4 * 1024 * 1024, maxDepth: 32 })
+  } catch {
+    return { ok: false, reason: 'malformed' }
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, reason: 'malformed' }
+  const { seal, ...body } = value as Record<string, unknown>
+  if (typeof seal !== 'string' || !seal.startsWith(SEAL_PREFIX)) return { ok: false, reason: 'unsealed' }
+  let expected: string
+  try {
+    expected = sealOf(body, secret)
+  } catch {
+    return { ok: false, reason: 'malformed' }
+  }
+  const a = Buffer.from(seal, 'utf8')
+  const b = Buffer.from(expected, 'utf8')
+  if (a.length !== b.length || !timingSafeEqual(a, b)) return { ok: false, reason: 'seal_mismatch' }
+  return { ok: true, report: value as Report }
+}
+
+function count(results: CheckResult[]): { pass: number; fail: number; skip: number } {
+  return {
+    pass: results.filter((r) => r.verdict === 'pass').length,
+    fail: results.filter((r) => r.verdict === 'fail').length,
+    skip: results.filter((r) => r.verdict === 'skip').length,
+  }
+}

@@ -1,0 +1,146 @@
+import { randomUUID } from 'node:crypto'
+import { type Era, PlatformClient, PlatformClientError } from '@tollgate/platform-client'
+import { CheckFailure, type CheckResult, type Fixtures, type KitContext, NotApplicable } from './check-types.js'
+import { CHECKS } from './checks/index.js'
+import type { CheckId } from './requirements.js'
+
+/** What the kit runs against. */
+export interface KitOptions {
+  baseUrl: string
+  /** The sandbox signing secret; never printed. */
+  secret: string
+  allowPrivate: boolean
+  fixtures: Fixtures
+  /** Force an era instead of detecting it. Default 'auto'. */
+  era?: 'auto' | Era
+  bearerToken?: string
+  edgeHeaders?: Record<string, string>
+  /** Per HTTP request, default 30000. */
+  timeoutMs?: number
+  now?: () => number
+}
+
+export interface KitRun {
+  results: CheckResult[]
+  /** true only when every check passed (a not-applicable skip counts as passing; a dependency skip does not). */
+  passed: boolean
+  era: Era | undefined
+  startedAt: Date
+  finishedAt: Date
+}
+
+// The platform client's failure codes, as the kit names them in a failing line.
+const CLIENT_CODES: Record<string, string> = {
+  ERR_PLATFORM_BASE_URL: 'base_url_rejected',
+  ERR_PLATFORM_PRIVATE_ADDRESS: 'base_url_rejected',
+  ERR_PLATFORM_REDIRECT: 'redirect',
+  ERR_PLATFORM_NETWORK: 'unreachable',
+  ERR_PLATFORM_TIMEOUT: 'timeout',
+  ERR_PLATFORM_HTTP_STATUS: 'unexpected_status',
+  ERR_PLATFORM_BODY_TOO_LARGE: 'body_too_large',
+  ERR_PLATFORM_MALFORMED_BODY: 'invalid_json',
+  ERR_PLATFORM_DUPLICATE_KEY: 'duplicate_key',
+  ERR_PLATFORM_NOT_INTEGER: 'number_not_integer',
+  ERR_PLATFORM_JSON_RPC_ERROR: 'json_rpc_error',
+  ERR_PLATFORM_NO_ANSWER: 'no_answer',
+  ERR_PLATFORM_RESULT_TYPE: 'result_not_complete',
+  ERR_PLATFORM_INVALID_RESULT: 'invalid_result',
+  ERR_PLATFORM_DISCOVERY: 'discovery_failed',
+  ERR_PLATFORM_TOOL_LIST: 'invalid_tool_list',
+}
+
+/** Runs every check in order, calling onResult as each ends. Never throws for provider faults. */
+export async function runKit(options: KitOptions, onResult: (result: CheckResult) => void = () => {}): Promise<KitRun> {
+  const now = options.now ?? Date.now
+  const client = new PlatformClient({
+    baseUrl: options.baseUrl,
+    secret: options.secret,
+    allowPrivate: options.allowPrivate,
+    era: options.era ?? 'auto',
+    // The kit judges one provider per run: a fresh era cache, nothing carried over from earlier runs.
+    eraCache: new Map(),
+    ...(options.bearerToken !== undefined && { bearerToken: options.bearerToken }),
+    ...(options.edgeHeaders !== undefined && { edgeHeaders: options.edgeHeaders }),
+    ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
+  })
+  const ctx: KitContext = {
+    client,
+    fixtures: options.fixtures,
+    call: { correlationId: randomUUID(), channel: 'ticket', externalTicket: 'providercheck' },
+    state: {},
+    newKey: (operation) => `${options.fixtures.tenant}:ticket:${ctx.call.correlationId}:${operation}:${randomUUID()}`,
+    now,
+  }
+  const startedAt = new Date(now())
+  const results: CheckResult[] = []
+  const verdicts = new Map<CheckId, CheckResult>()
+  let era: Era | undefined
+  for (const check of CHECKS) {
+    const started = now()
+    const blocked = check.needs.map((id) => verdicts.get(id)).find((r) => r?.verdict !== 'pass')
+    let result: CheckResult
+    if (blocked !== undefined) {
+      // A check resting on one that does not apply does not apply either; on a failed or skipped one it is skipped.
+      const notApplicable = blocked.code === 'not_applicable'
+      result = {
+        id: check.id,
+        verdict: 'skip',
+        code: notApplicable ? 'not_applicable' : 'dependency_failed',
+        reason: notApplicable
+          ? `${blocked.id} does not apply: ${blocked.reason}`
+          : `needs ${blocked.id} to pass (it ended ${blocked.verdict})`,
+        durationMs: 0,
+      }
+    } else {
+      result = await runOne(check.id, () => check.run(ctx), started, now)
+    }
+    if (check.id === 'discovery' && result.verdict === 'pass') era = await client.era().catch(() => undefined)
+    verdicts.set(check.id, result)
+    results.push(result)
+    onResult(result)
+  }
+  return {
+    results,
+    passed: results.every(passedOrNotApplicable),
+    era,
+    startedAt,
+    finishedAt: new Date(now()),
+  }
+}
+
+function passedOrNotApplicable(result: CheckResult | undefined): boolean {
+  return (
+    result !== undefined &&
+    (result.verdict === 'pass' || (result.verdict === 'skip' && result.code === 'not_applicable'))
+  )
+}
+
+async function runOne(
+  id: CheckId,
+  body: () => Promise<string>,
+  started: number,
+  now: () => number,
+): Promise<CheckResult> {
+  const end = (verdict: CheckResult['verdict'], code: string | null, reason: string): CheckResult => ({
+    id,
+    verdict,
+    code,
+    reason: oneLine(reason),
+    durationMs: Math.max(0, Math.round(now() - started)),
+  })
+  try {
+    return end('pass', null, await body())
+  } catch (error) {
+    if (error instanceof CheckFailure) return end('fail', error.failureCode, error.message)
+    if (error instanceof NotApplicable) return end('skip', 'not_applicable', error.message)
+    if (error instanceof PlatformClientError)
+      return end('fail', CLIENT_CODES[error.code] ?? 'client_error', error.message)
+    // A fault of the kit itself, not of the provider: say so instead of blaming the provider.
+    return end('fail', 'kit_error', `the kit failed: ${error instanceof Error ? error.name : 'unknown error'}`)
+  }
+}
+
+function oneLine(text: string): string {
+  const flat = text.replace(/\s+/g, ' ').trim()
+  return flat.length > 300 ? `${flat.slice(0, 297)}...` : flat
+}
