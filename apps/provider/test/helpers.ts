@@ -11,7 +11,7 @@ import { CallToolResultSchema as CallToolResultSchemaV1 } from '@modelcontextpro
 import { AjvJsonSchemaValidator as AjvV1 } from '@modelcontextprotocol/sdk/validation/ajv-provider.js'
 import { createContractAjv } from '@tollgate/contract'
 import { signHeaders } from '@tollgate/signing'
-import { type ProviderOptions, type RunningProvider, startProvider } from '../src/index.js'
+import { type BillingPort, type ProviderOptions, type RunningProvider, startProvider } from '../src/index.js'
 
 export const SECRET = 'srmps_test_0f1e2d3c4b5a69788796a5b4c3d2e1f0'
 
@@ -182,4 +182,18 @@ let keySeq = 0
 export function newKey(kind = 'refund'): string {
   keySeq++
   return `0199a3c1-0a0b-7c0d-8e0f-101112131415:ticket:${process.pid}-${Date.now()}-${keySeq}:${kind}:${Math.random().toString(16).slice(2)}`
+}
+
+/** A BillingPort that forwards every call to `inner` (methods bound) except the overridden ones. */
+export function delegateBilling(inner: BillingPort, overrides: Partial<BillingPort>): BillingPort {
+  const out: Record<string, unknown> = {}
+  let proto: object | null = inner
+  while (proto !== null && proto !== Object.prototype) {
+    for (const name of Object.getOwnPropertyNames(proto)) {
+      const v = (inner as unknown as Record<string, unknown>)[name]
+      if (name !== 'constructor' && typeof v === 'function' && !(name in out)) out[name] = v.bind(inner)
+    }
+    proto = Object.getPrototypeOf(proto)
+  }
+  return Object.assign(out, overrides) as unknown as BillingPort
 }

@@ -3,7 +3,15 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { contractValidator } from '@tollgate/contract'
-import { type AnyClient, connect, type Era, mail, startTestProvider, type TestProvider } from './helpers.js'
+import {
+  type AnyClient,
+  connect,
+  delegateBilling,
+  type Era,
+  mail,
+  startTestProvider,
+  type TestProvider,
+} from './helpers.js'
 
 const BASE = 'https://schemas.supportroute.dev/merchant-provider/v1/'
 const ERAS: Era[] = ['modern', 'legacy', 'v1']
@@ -225,7 +233,7 @@ test('capability tools are not listed when sr_describe does not declare the capa
   const ledger = new DemoLedger(store)
   await ledger.seed()
   // A billing system without subscriptions or payment attempts.
-  const billing = Object.assign(Object.create(ledger), {
+  const billing = delegateBilling(ledger, {
     describe: async () => ({
       contract_version: '1.0',
       currencies: ['USD'],
