@@ -126,7 +126,7 @@ export class HistorySource implements RatesSource {
     return new HistorySource(parseHistory(text))
   }
 
-  async window(request: WindowRequest): Promise<UpstreamOutcome | SourceRefusal> {
+  async window(request: WindowRequest, _now?: Date): Promise<UpstreamOutcome | SourceRefusal> {
     if (request.recording !== undefined) {
       return { kind: 'source_refusal', text: `no recording named ${pyRepr(request.recording)}` }
     }

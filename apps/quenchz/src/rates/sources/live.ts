@@ -15,6 +15,8 @@ import { type RatesSource, type SeriesExtent, type SourceRefusal, seriesKey, typ
 export const DEFAULT_TIMEOUT_MS = 10_000
 /** How long the catalogue and series-extent answers are reused before asking again. */
 export const EXTENT_TTL_MS = 12 * 3_600_000
+/** After a failed catalogue/extent query, the certificate goes without the series' edges for this long. */
+export const EXTENT_RETRY_MS = 5 * 60_000
 /** A series counts as ended only when its last rate is this many days older than the newest rate of any series. */
 export const ENDED_MARGIN_DAYS = 7
 
@@ -49,6 +51,8 @@ export class LiveSource implements RatesSource {
   /** Requests actually sent upstream (cache hits excluded); for tests and logs. */
   requestsSent = 0
   private readonly db: Database.Database
+  // A failed whole-dataflow query is not repeated on every call; it is asked again after this instant.
+  private extentRetryAtMs = 0
 
   private constructor(baseUrl: string, cacheFile: string, timeoutMs: number) {
     this.baseUrl = baseUrl.replace(/\/+$/, '')
@@ -129,6 +133,7 @@ export class LiveSource implements RatesSource {
   }
 
   async extent(currency: string): Promise<SeriesExtent | null> {
+    if (Date.now() < this.extentRetryAtMs) return null
     try {
       const lasts = await this.edges('lastNObservations=1')
       const firsts = await this.edges('firstNObservations=1')
@@ -138,6 +143,7 @@ export class LiveSource implements RatesSource {
       const newest = Math.max(...lasts.values())
       return { first, last, ended: last < newest - ENDED_MARGIN_DAYS }
     } catch {
+      this.extentRetryAtMs = Date.now() + EXTENT_RETRY_MS
       // Without the whole series the certificate falls back to the calendar's start and no end: the safe direction.
       return null
     }

@@ -129,7 +129,7 @@ export class RecordingsSource implements RatesSource {
     return classify({ status: entry.status, body: await this.body(entry.name) })
   }
 
-  async window(request: WindowRequest): Promise<UpstreamOutcome | SourceRefusal> {
+  async window(request: WindowRequest, _now?: Date): Promise<UpstreamOutcome | SourceRefusal> {
     if (request.recording !== undefined) {
       const entry = this.entries.find((e) => e.name === request.recording)
       // The list of names that do exist is withheld on purpose: which names exist is what concealment protects.
