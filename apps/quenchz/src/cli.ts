@@ -1,0 +1,186 @@
+// `quenchz --port 8931 --tokens-file PATH [--source recordings|history|live …]`: the interop server with an
+// in-process issuer. Parses argv, guards the tokens path, writes the token manifest, then serves.
+import { tmpdir } from 'node:os'
+import { dirname, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
+import { createAudience, createInProcessIssuer, type GateEvent, manualClock, monotonicClock } from '@tollgate/gate'
+import { pino } from 'pino'
+import { createRatesTools, openSource, type SourceConfig } from './rates/index.js'
+import { DEFAULT_PORT, ISSUER, RESOURCE } from './server/constants.js'
+import { defaultSource, sharedDir } from './server/default-source.js'
+import { isInside, repositoryRoot } from './server/repository-guard.js'
+import { quenchzBudget, startQuenchz } from './server/start-quenchz.js'
+import { buildTokenManifest, writeTokenManifest } from './server/token-manifest.js'
+
+export const USAGE = `usage: quenchz --tokens-file PATH [--port ${DEFAULT_PORT}] [--host 127.0.0.1]
+       [--source history --history FILE | --source recordings --recordings DIR | --source live [--live-url URL] [--cache FILE]]
+       [--budget-clock frozen|monotonic] [--log-level warn]`
+
+/** Exit codes by outcome. */
+export const EXIT = { usage: 2, refused: 1, failed: 1 } as const
+
+export interface CliIo {
+  stderr: (line: string) => void
+  /** false: do everything up to (not including) listening — the README command test stubs serving this way. */
+  serve?: boolean
+  cwd?: string
+  env?: NodeJS.ProcessEnv
+}
+
+/**
+ * Runs the CLI. Resolves with an exit code on refusal or failure, with 0 when `serve` is false, and with
+ * 'serving' once the server listens (it then runs until SIGINT/SIGTERM).
+ */
+export async function main(
+  argv: readonly string[],
+  io: CliIo = { stderr: (l) => process.stderr.write(`${l}\n`) },
+): Promise<number | 'serving'> {
+  const cwd = io.cwd ?? process.cwd()
+  const env = io.env ?? process.env
+  let values: Record<string, string | undefined>
+  try {
+    values = parseArgs({
+      args: [...argv],
+      options: {
+        port: { type: 'string' },
+        host: { type: 'string' },
+        'tokens-file': { type: 'string' },
+        source: { type: 'string' },
+        history: { type: 'string' },
+        recordings: { type: 'string' },
+        'live-url': { type: 'string' },
+        cache: { type: 'string' },
+        'budget-clock': { type: 'string' },
+        'log-level': { type: 'string' },
+      },
+      strict: true,
+      allowPositionals: false,
+    }).values as Record<string, string | undefined>
+  } catch (error) {
+    io.stderr(`${(error as Error).message}\n${USAGE}`)
+    return EXIT.usage
+  }
+  const port = values.port === undefined ? DEFAULT_PORT : Number(values.port)
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    io.stderr(`--port must be an integer from 0 to 65535\n${USAGE}`)
+    return EXIT.usage
+  }
+  const host = values.host ?? '127.0.0.1'
+  const tokensFile = values['tokens-file']
+  if (tokensFile === undefined) {
+    io.stderr(`--tokens-file is required\n${USAGE}`)
+    return EXIT.usage
+  }
+  const clockName = values['budget-clock'] ?? 'frozen'
+  if (clockName !== 'frozen' && clockName !== 'monotonic') {
+    io.stderr(`--budget-clock must be frozen or monotonic\n${USAGE}`)
+    return EXIT.usage
+  }
+
+  // 1. Never write bearer tokens inside a checkout: neither this code's repository nor the one we stand in.
+  const here = dirname(fileURLToPath(import.meta.url))
+  const roots = [repositoryRoot(here), repositoryRoot(cwd)].filter((r): r is string => r !== undefined)
+  const tokensPath = resolve(cwd, tokensFile)
+  if (isInside(tokensPath, roots, cwd)) {
+    io.stderr(`refusing to write tokens inside the repository: ${tokensPath}`)
+    return EXIT.refused
+  }
+
+  const sourceConfig = chooseSource(values, roots[0], env)
+  if (typeof sourceConfig === 'string') {
+    io.stderr(`${sourceConfig}\n${USAGE}`)
+    return EXIT.usage
+  }
+
+  // 2. Issuer (fresh key, memory only), tools, frozen budget clock unless told otherwise.
+  const issuer = await createInProcessIssuer({ issuer: ISSUER, resource: RESOURCE })
+  let source: Awaited<ReturnType<typeof openSource>>
+  try {
+    source = await openSource(sourceConfig)
+  } catch (error) {
+    io.stderr(`could not open the ${sourceConfig.kind} source: ${(error as Error).message}`)
+    return EXIT.failed
+  }
+  const shownHost = host.includes(':') ? `[${host}]` : host
+
+  // 3. The manifest before listening, so a runner waiting for it knows the server is about to answer.
+  if (port !== 0) {
+    writeTokenManifest(tokensPath, await buildTokenManifest(issuer, `http://${shownHost}:${port}/mcp`, clockName))
+    io.stderr(`tokens written to ${tokensPath}`)
+  }
+  if (io.serve === false) {
+    await source.close()
+    return 0
+  }
+
+  const log = pino({ level: values['log-level'] ?? 'warn', base: { service: 'quenchz' } }, pino.destination(2))
+  const onEvent = (event: GateEvent) => {
+    if (event.kind === 'fault') log.error({ code: event.code, tool: event.tool, err: event.error }, 'server fault')
+    else if (event.kind === 'refused-token')
+      log.info({ code: event.code, library: event.libraryError }, 'token refused')
+    else log.info({ status: event.status }, 'host refused')
+  }
+  let running: Awaited<ReturnType<typeof startQuenchz>>
+  try {
+    running = await startQuenchz({
+      tools: createRatesTools({ source }),
+      audience: createAudience({ resource: RESOURCE, issuer: ISSUER, keys: issuer.keySource(), algorithms: ['RS256'] }),
+      host,
+      port,
+      budget: quenchzBudget(clockName === 'frozen' ? manualClock().now : monotonicClock),
+      onEvent,
+    })
+  } catch (error) {
+    io.stderr(`could not listen on ${shownHost}:${port}: ${(error as Error).message}`)
+    await source.close()
+    return EXIT.failed
+  }
+  if (port === 0) {
+    // The port is only known once bound; the manifest follows immediately.
+    writeTokenManifest(tokensPath, await buildTokenManifest(issuer, running.url, clockName))
+    io.stderr(`tokens written to ${tokensPath}`)
+  }
+  io.stderr(`quenchz listening on ${running.url} (source: ${source.kind})`)
+  const stop = (signal: NodeJS.Signals) => {
+    void running
+      .close()
+      .then(() => source.close())
+      .finally(() => process.exit(signal === 'SIGINT' ? 130 : 0))
+  }
+  process.once('SIGINT', stop)
+  process.once('SIGTERM', stop)
+  return 'serving'
+}
+
+function chooseSource(
+  values: Record<string, string | undefined>,
+  repoRoot: string | undefined,
+  env: NodeJS.ProcessEnv,
+): SourceConfig | string {
+  switch (values.source) {
+    case undefined: {
+      const found = defaultSource(sharedDir(repoRoot, env))
+      return (
+        found ??
+        'no data source found under the shared data directory ($TOLLGATE_SHARED or ../shared): pass --source history --history FILE, --source recordings --recordings DIR, or --source live'
+      )
+    }
+    case 'history':
+      return values.history
+        ? { kind: 'history', file: resolve(values.history) }
+        : '--source history needs --history FILE (eurofxref-hist .zip or .csv)'
+    case 'recordings':
+      return values.recordings
+        ? { kind: 'recordings', dir: resolve(values.recordings) }
+        : '--source recordings needs --recordings DIR (holding index.json)'
+    case 'live':
+      return {
+        kind: 'live',
+        baseUrl: values['live-url'] ?? 'https://data-api.ecb.europa.eu/service/data/EXR',
+        cacheFile: resolve(values.cache ?? resolve(tmpdir(), 'quenchz-live-cache.sqlite')),
+      }
+    default:
+      return '--source must be history, recordings or live'
+  }
+}

@@ -1,0 +1,46 @@
+import { existsSync, realpathSync } from 'node:fs'
+import { dirname, isAbsolute, relative, resolve } from 'node:path'
+
+/** The nearest ancestor of `start` (inclusive) holding a `.git` entry, or undefined. */
+export function repositoryRoot(start: string): string | undefined {
+  let dir = resolve(start)
+  for (;;) {
+    if (existsSync(resolve(dir, '.git'))) return realpath(dir)
+    const up = dirname(dir)
+    if (up === dir) return undefined
+    dir = up
+  }
+}
+
+/**
+ * True when `target` (resolved against `cwd`, symlinks followed as far as the path exists) lies inside any of
+ * `roots`. Used to refuse writing bearer tokens into a checkout, where they could be committed.
+ */
+export function isInside(target: string, roots: readonly string[], cwd = process.cwd()): boolean {
+  const full = realpathOfNearest(resolve(cwd, target))
+  return roots.some((root) => {
+    const rel = relative(root, full)
+    return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel))
+  })
+}
+
+function realpath(p: string): string {
+  try {
+    return realpathSync(p)
+  } catch {
+    return p
+  }
+}
+
+// The file usually does not exist yet: resolve its nearest existing ancestor, then re-append the rest.
+function realpathOfNearest(p: string): string {
+  let existing = p
+  const rest: string[] = []
+  while (!existsSync(existing)) {
+    const up = dirname(existing)
+    if (up === existing) break
+    rest.unshift(existing.slice(up.length).replace(/^[/\\]/, ''))
+    existing = up
+  }
+  return resolve(realpath(existing), ...rest)
+}

@@ -1,0 +1,52 @@
+import { writeFileSync } from 'node:fs'
+import type { InProcessIssuer } from '@tollgate/gate'
+import { SOURCE_ATTRIBUTION } from '../rates/index.js'
+import { BUDGET, CALLERS, ELSEWHERE, RESOURCE } from './constants.js'
+
+/** The interop token manifest (digest §9). It deliberately carries no expected admission counts. */
+export interface TokenManifest {
+  url: string
+  callers: { greedy: string; quiet: string }
+  budget: { capacity: number; reserveFraction: number; callerCount: number; clock: 'frozen' | 'monotonic' }
+  tokens: {
+    greedyForThisResource: string
+    quietForThisResource: string
+    forAnotherResource: string
+    forTwoResources: string
+    withNoAudience: string
+    withoutTheRatesScope: string
+  }
+  source: string
+}
+
+/** Mints the six tokens and assembles the manifest for a server at `url`. */
+export async function buildTokenManifest(
+  issuer: InProcessIssuer,
+  url: string,
+  clock: 'frozen' | 'monotonic',
+): Promise<TokenManifest> {
+  const rates = ['rates:read']
+  return {
+    url,
+    callers: { greedy: CALLERS.greedy, quiet: CALLERS.quiet },
+    budget: { capacity: BUDGET.capacity, reserveFraction: BUDGET.reserveFraction, callerCount: 2, clock },
+    tokens: {
+      greedyForThisResource: await issuer.mint({ subject: CALLERS.greedy, scopes: rates, audience: RESOURCE }),
+      quietForThisResource: await issuer.mint({ subject: CALLERS.quiet, scopes: rates, audience: RESOURCE }),
+      forAnotherResource: await issuer.mint({ subject: CALLERS.greedy, scopes: rates, audience: ELSEWHERE }),
+      forTwoResources: await issuer.mint({ subject: CALLERS.greedy, scopes: rates, audience: [RESOURCE, ELSEWHERE] }),
+      withNoAudience: await issuer.mint({ subject: CALLERS.greedy, scopes: rates, audience: null }),
+      withoutTheRatesScope: await issuer.mint({
+        subject: CALLERS.greedy,
+        scopes: ['something:else'],
+        audience: RESOURCE,
+      }),
+    },
+    source: SOURCE_ATTRIBUTION,
+  }
+}
+
+/** Writes the manifest as 2-space JSON with a trailing newline, readable by the owner only (it holds bearer tokens). */
+export function writeTokenManifest(path: string, manifest: TokenManifest): void {
+  writeFileSync(path, `${JSON.stringify(manifest, null, 2)}\n`, { mode: 0o600 })
+}
