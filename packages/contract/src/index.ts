@@ -14,6 +14,11 @@ export {
 export { type ContractExample, listExamples } from './examples.js'
 export { PROFILE_TOOLS, type ProfileTool } from './profile.js'
 export { CONTRACT_BASE, contractRef, publishedSchema, schemaDocuments } from './schemas.js'
+export {
+  type ContractJsonSchemaValidator,
+  contractJsonSchemaValidator,
+  type SdkValidationResult,
+} from './sdk-validator.js'
 export { type ContractValidation, contractValidator, createContractAjv } from './validator.js'
 export {
   ERROR_CODES,

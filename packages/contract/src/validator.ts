@@ -23,7 +23,7 @@ export function createContractAjv(): Ajv2020 {
 export type ContractValidation = { valid: true } | { valid: false; errors: string }
 
 // Paths and ajv's messages only: ajv messages name keywords and schema values, never the instance's values.
-function describeErrors(validate: ValidateFunction): string {
+export function describeErrors(validate: ValidateFunction): string {
   return (validate.errors ?? [])
     .map((e) => `${e.instancePath === '' ? '(root)' : e.instancePath} ${e.message ?? e.keyword}`)
     .join('; ')

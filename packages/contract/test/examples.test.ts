@@ -93,6 +93,7 @@ const EXPECTED: Record<string, [string, string, string?]> = {
   'refund-request.json zero-amount': ['minimum', '/amount/amount_minor'],
   'refund-result.json dry-run-with-key': ['type', '/idempotency_key'],
   'refund-result.json dry-run-with-refund-ref': ['type', '/refund_ref'],
+  'refund-result.json dry-run-with-processed-at': ['false schema', '/processed_at'],
   'refund-result.json float-amount': ['type', '/amount/amount_minor'],
   'refund-result.json lower-case-currency': ['pattern', '/amount/currency'],
   'refund-result.json missing-refund-ref': ['required', '', 'refund_ref'],

@@ -4,7 +4,13 @@ import { Client } from '@modelcontextprotocol/client'
 import { AjvJsonSchemaValidator as ClientAjvValidator } from '@modelcontextprotocol/client/validators/ajv'
 import { fromJsonSchema, InMemoryTransport, McpServer } from '@modelcontextprotocol/server'
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv'
-import { createContractAjv, listExamples, PROFILE_TOOLS, publishedSchema } from '@tollgate/contract'
+import {
+  contractJsonSchemaValidator,
+  createContractAjv,
+  listExamples,
+  PROFILE_TOOLS,
+  publishedSchema,
+} from '@tollgate/contract'
 
 // The seed's advice, checked against the official SDK v2: load the contract into the SDK's validator by $id
 // (new AjvJsonSchemaValidator(createContractAjv()), an Ajv2020) and the {"type":"object","$ref"} form just works.
@@ -31,7 +37,10 @@ test('AjvJsonSchemaValidator over createContractAjv validates every published sc
   }
 })
 
-async function connect(options: { contractOnClient: boolean; output: () => { isError?: boolean; body: unknown } }) {
+async function connect(options: {
+  contractOnClient: boolean | 'cached'
+  output: () => { isError?: boolean; body: unknown }
+}) {
   const validator = new AjvJsonSchemaValidator(createContractAjv())
   const server = new McpServer({ name: 'contract-test', version: '0.0.0' }, { jsonSchemaValidator: validator })
   const tool = PROFILE_TOOLS.find((t) => t.name === 'sr_refund')!
@@ -54,7 +63,11 @@ async function connect(options: { contractOnClient: boolean; output: () => { isE
   await server.connect(serverSide)
   const client = new Client(
     { name: 'contract-test-client', version: '0.0.0' },
-    options.contractOnClient ? { jsonSchemaValidator: new ClientAjvValidator(createContractAjv()) } : {},
+    options.contractOnClient === 'cached'
+      ? { jsonSchemaValidator: contractJsonSchemaValidator() }
+      : options.contractOnClient
+        ? { jsonSchemaValidator: new ClientAjvValidator(createContractAjv()) }
+        : {},
   )
   await client.connect(clientSide)
   return {
@@ -101,4 +114,34 @@ test('SDK input validation answers isError with text only, not the invalid_reque
   const result = await client.callTool({ name: 'sr_refund', arguments: bad })
   assert.equal(result.isError, true)
   assert.equal(result.structuredContent, undefined)
+})
+
+test('contractJsonSchemaValidator works as the SDK client`s validator', async (t) => {
+  const { client, close } = await connect({ contractOnClient: 'cached', output: () => ({ body: refundResult }) })
+  t.after(close)
+  const result = await client.callTool({ name: 'sr_refund', arguments: refundArgs })
+  assert.deepEqual(result.structuredContent, refundResult)
+})
+
+test('contractJsonSchemaValidator compiles each distinct schema once, whatever object it arrives in', () => {
+  const validator = contractJsonSchemaValidator()
+  const first = validator.getValidator(publishedSchema('refund-result.json'))
+  const again = validator.getValidator(JSON.parse(JSON.stringify(publishedSchema('refund-result.json'))))
+  assert.equal(again, first)
+  assert.notEqual(validator.getValidator(publishedSchema('cancel-result.json')), first)
+  assert.deepEqual(first(refundResult), { valid: true, data: refundResult, errorMessage: undefined })
+  const bad = { ...refundResult, refund_ref: 12345678 }
+  const outcome = first(bad)
+  assert.equal(outcome.valid, false)
+  assert.ok(outcome.errorMessage?.includes('/refund_ref') && !outcome.errorMessage.includes('12345678'))
+})
+
+test('contractJsonSchemaValidator keeps working past its cache bound (schemas compiled, used, dropped)', () => {
+  const validator = contractJsonSchemaValidator()
+  for (let i = 0; i < 600; i++) {
+    const check = validator.getValidator<unknown>({ type: 'object', maxProperties: i + 1 })
+    assert.equal(check({}).valid, true)
+  }
+  const late = validator.getValidator({ type: 'object', maxProperties: 0 })
+  assert.equal(late({ a: 1 }).valid, false)
 })
