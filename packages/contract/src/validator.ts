@@ -25,7 +25,10 @@ export type ContractValidation = { valid: true } | { valid: false; errors: strin
 // Paths and ajv's messages only: ajv messages name keywords and schema values, never the instance's values.
 export function describeErrors(validate: ValidateFunction): string {
   return (validate.errors ?? [])
-    .map((e) => `${e.instancePath === '' ? '(root)' : e.instancePath} ${e.message ?? e.keyword}`)
+    .map(
+      (e) =>
+        `${e.instancePath === '' ? '(root)' : e.instancePath} ${e.keyword === 'false schema' ? 'must not be present' : (e.message ?? e.keyword)}`,
+    )
     .join('; ')
 }
 

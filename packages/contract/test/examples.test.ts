@@ -77,6 +77,7 @@ const EXPECTED: Record<string, [string, string, string?]> = {
   'operation.json missing-key': ['required', '', 'idempotency_key'],
   'operation.json refund-with-cancel-result': ['additionalProperties', '/result', 'subscription_ref'],
   'operation.json succeeded-without-result': ['required', '', 'result'],
+  'operation.json succeeded-with-pending-result': ['const', '/result/status'],
   'operation.json unknown-refusal-code': ['enum', '/refusal/code'],
   'operation.json unknown-status': ['enum', '/status'],
   'operation.json unknown-with-result': ['false schema', '/result'],
