@@ -1,4 +1,4 @@
-import { closeSync, constants, existsSync, fstatSync, openSync } from 'node:fs'
+import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync } from 'node:fs'
 import { readFdBounded, StrictJsonError } from '@tollgate/strict-json'
 import { check, MAX_INPUT_BYTES, parseFailureResult } from './check.js'
 import { type Diagnostic, resultFor } from './diagnostics.js'
@@ -61,12 +61,21 @@ export function readInputFile(path: string): InputFile {
   }
   const openIn = (name: string, flags: number): number =>
     openSync(PROC_FD ? `/proc/self/fd/${dirFd}/${name}` : `${prefix}/${name}`, flags)
+  const isSymlinkIn = (name: string): boolean => {
+    try {
+      return lstatSync(PROC_FD ? `/proc/self/fd/${dirFd}/${name}` : `${prefix}/${name}`).isSymbolicLink()
+    } catch {
+      return false
+    }
+  }
   try {
     for (const d of dirs) {
       let next: number
       try {
         next = openIn(d, O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
       } catch (e) {
+        // Linux answers O_DIRECTORY|O_NOFOLLOW on a symlink with ENOTDIR; ask the name itself which it was.
+        if ((e as NodeJS.ErrnoException).code === 'ENOTDIR' && isSymlinkIn(d)) return refuse('path_symlink')
         return refuse(openError(e))
       }
       closeSync(dirFd)
