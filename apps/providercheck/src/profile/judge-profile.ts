@@ -52,13 +52,16 @@ export function judgeProfile(listing: ToolListing, capabilities: Record<string, 
     tooComplex.push(`all schemas together: ${totalNodes} nodes (limit 20000)`)
   if (tooComplex.length > 0) throw new CheckFailure('mcp_schema_too_complex', summary(tooComplex))
 
+  // One fresh Ajv per profile check, holding only the contract's documents by $id ($id is refused above, so
+  // no published schema can add or shadow a document).
+  const ajv = createContractAjv()
   const incompatible: string[] = []
-  for (const { profile: p, tool } of profile) incompatible.push(...compatibility(p, tool))
+  for (const { profile: p, tool } of profile) incompatible.push(...compatibility(ajv, p, tool))
   if (incompatible.length > 0) throw new CheckFailure('mcp_schema_incompatible', summary(incompatible))
   return `${listed.length} tools on ${listing.pages.length} page(s); ${profile.length} profile tools within limits and compatible`
 }
 
-function compatibility(p: ProfileTool, tool: ListedTool): string[] {
+function compatibility(ajv: ReturnType<typeof createContractAjv>, p: ProfileTool, tool: ListedTool): string[] {
   const problems: string[] = []
   for (const side of ['inputSchema', 'outputSchema'] as const) {
     const schema = tool[side]
@@ -66,8 +69,6 @@ function compatibility(p: ProfileTool, tool: ListedTool): string[] {
       problems.push(`${tool.name} declares no ${side}`)
       continue
     }
-    // A fresh Ajv per schema, holding the contract's documents by $id: nothing leaks between tools.
-    const ajv = createContractAjv()
     let validate: ReturnType<typeof ajv.compile>
     try {
       validate = ajv.compile(schema)

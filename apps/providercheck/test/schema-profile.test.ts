@@ -1,0 +1,160 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { contractValidator } from '@tollgate/contract'
+import type { ToolListing } from '@tollgate/platform-client'
+import { CheckFailure, judgeProfile, limitProblems, measureSchema, PLATFORM_ARGUMENTS } from '../src/index.js'
+
+const BASE = 'https://schemas.supportroute.dev/merchant-provider/v1/'
+const TABLE: [string, string, string][] = [
+  ['sr_describe', 'tool-inputs.json#/$defs/describe', 'describe.json'],
+  ['sr_find_customers', 'customer-query.json', 'customer-candidates.json'],
+  ['sr_get_customer', 'tool-inputs.json#/$defs/get_customer', 'customer.json'],
+  ['sr_list_transactions', 'tool-inputs.json#/$defs/list_transactions', 'transaction-list.json'],
+  ['sr_get_transaction', 'tool-inputs.json#/$defs/get_transaction', 'transaction.json'],
+  ['sr_get_subscription', 'tool-inputs.json#/$defs/get_subscription', 'subscription.json'],
+  ['sr_refund', 'tool-inputs.json#/$defs/refund', 'refund-result.json'],
+  ['sr_cancel_subscription', 'tool-inputs.json#/$defs/cancel_subscription', 'cancel-result.json'],
+  ['sr_get_operation', 'tool-inputs.json#/$defs/get_operation', 'operation.json'],
+]
+const CAPS = { partial_refunds: true, cancel_subscription: true, cancel_at_period_end: true, outcome_callbacks: false }
+
+function published() {
+  return TABLE.map(([name, input, output]) => ({
+    name,
+    inputSchema: { type: 'object', $ref: BASE + input },
+    outputSchema: { type: 'object', $ref: BASE + output },
+  }))
+}
+function listing(tools: unknown[], pages = 1): ToolListing {
+  return {
+    era: '2026-07-28',
+    pages: Array.from({ length: pages }, (_, i) => ({ tools: i === 0 ? tools : [], nextCursor: undefined })),
+    truncated: false,
+  }
+}
+function codeOf(fn: () => unknown): string {
+  try {
+    fn()
+  } catch (e) {
+    if (e instanceof CheckFailure) return e.failureCode
+    throw e
+  }
+  return 'pass'
+}
+
+test('the seed-shaped published schemas pass the profile', () => {
+  assert.equal(
+    codeOf(() => judgeProfile(listing(published()), CAPS)),
+    'pass',
+  )
+})
+
+test('the argument objects the kit sends are valid under the contract itself', () => {
+  const refs: Record<string, string> = Object.fromEntries(TABLE.map(([n, i]) => [n, i]))
+  refs.sr_list_payment_attempts = 'payment-attempt-query.json'
+  for (const [tool, samples] of Object.entries(PLATFORM_ARGUMENTS)) {
+    for (const sample of samples)
+      assert.deepEqual(contractValidator(refs[tool] as string)(sample), { valid: true }, tool)
+  }
+})
+
+test('a property named id is not the keyword; a $defs or $id keyword is', () => {
+  const ok = measureSchema({ type: 'object', properties: { id: { type: 'string' }, $defs: { type: 'string' } } })
+  assert.deepEqual(ok.forbidden, [])
+  const bad = measureSchema({ type: 'object', $id: 'x', properties: { a: { $defs: {}, type: 'string' } } })
+  assert.deepEqual(bad.forbidden.sort(), ['$defs', '$id'])
+})
+
+test('limits: depth over 32, more than 8 $refs, a $ref outside the contract', () => {
+  let deep: Record<string, unknown> = { type: 'string' }
+  for (let i = 0; i < 32; i += 1) deep = { type: 'object', properties: { a: deep } }
+  const ids = new Set([`${BASE}refund-result.json`])
+  assert.match(limitProblems(measureSchema(deep), ids).join(), /levels deep/)
+  const refs = { anyOf: Array.from({ length: 9 }, () => ({ $ref: `${BASE}refund-result.json` })) }
+  assert.match(limitProblems(measureSchema(refs), ids).join(), /9 \$refs/)
+  assert.match(limitProblems(measureSchema({ $ref: 'https://example.com/x.json' }), ids).join(), /not a contract \$id/)
+  assert.deepEqual(limitProblems(measureSchema({ $ref: `${BASE}refund-result.json#/properties/amount` }), ids), [])
+})
+
+test('a narrower closed outputSchema is incompatible: it rejects the contract examples', () => {
+  const tools = published()
+  ;(tools[6] as { outputSchema: unknown }).outputSchema = {
+    type: 'object',
+    additionalProperties: false,
+    required: ['status'],
+    properties: { status: { type: 'string' } },
+  }
+  assert.equal(
+    codeOf(() => judgeProfile(listing(tools), CAPS)),
+    'mcp_schema_incompatible',
+  )
+})
+
+test('an inputSchema that rejects a dry run (no key) is incompatible', () => {
+  const tools = published()
+  ;(tools[6] as { inputSchema: unknown }).inputSchema = {
+    type: 'object',
+    required: ['idempotency_key', 'request'],
+    allOf: [{ $ref: `${BASE}tool-inputs.json#/$defs/refund` }],
+  }
+  assert.equal(
+    codeOf(() => judgeProfile(listing(tools), CAPS)),
+    'mcp_schema_incompatible',
+  )
+})
+
+test('an output schema pointing at another contract document is incompatible', () => {
+  const tools = published()
+  ;(tools[6] as { outputSchema: unknown }).outputSchema = { type: 'object', $ref: `${BASE}customer.json` }
+  assert.equal(
+    codeOf(() => judgeProfile(listing(tools), CAPS)),
+    'mcp_schema_incompatible',
+  )
+})
+
+test('capability tools are required only when describe declares the capability', () => {
+  const withoutCancel = published().filter(
+    (t) => t.name !== 'sr_cancel_subscription' && t.name !== 'sr_get_subscription',
+  )
+  assert.equal(
+    codeOf(() => judgeProfile(listing(withoutCancel), { ...CAPS, cancel_subscription: false })),
+    'pass',
+  )
+  assert.equal(
+    codeOf(() => judgeProfile(listing(withoutCancel), CAPS)),
+    'mcp_tool_missing',
+  )
+  assert.equal(
+    codeOf(() => judgeProfile(listing(published()), { ...CAPS, payment_attempts: true })),
+    'mcp_tool_missing',
+  )
+})
+
+test('tools outside the profile are ignored, whatever their schemas', () => {
+  const extra = { name: 'internal_debug', inputSchema: { type: 'object', $defs: { a: {} } } }
+  assert.equal(
+    codeOf(() => judgeProfile(listing([...published(), extra]), CAPS)),
+    'pass',
+  )
+})
+
+test('a list on more than five pages is too long; five pages are fine', () => {
+  assert.equal(
+    codeOf(() => judgeProfile(listing(published(), 5), CAPS)),
+    'pass',
+  )
+  assert.equal(
+    codeOf(() => judgeProfile({ ...listing(published(), 6), truncated: true }, CAPS)),
+    'mcp_tool_list_too_long',
+  )
+})
+
+test('all profile schemas together over 20,000 nodes are too complex', () => {
+  const tools = published()
+  const big = { type: 'object', $ref: `${BASE}customer.json`, examples: Array.from({ length: 4000 }, (_, i) => i) }
+  for (const t of tools) (t as { inputSchema: unknown }).inputSchema = big
+  assert.equal(
+    codeOf(() => judgeProfile(listing(tools), CAPS)),
+    'mcp_schema_too_complex',
+  )
+})
