@@ -1,0 +1,115 @@
+// Starts quenchz with a temporary tokens file, waits for its manifest and metadata endpoint, proves, stops it.
+// Usage: node dist/run-proofs.js   (env QUENCHZ_PORT: port, default a free one; QUENCHZ_FROM=dist: run the built bin;
+// QUENCHZ_ARGS: extra CLI arguments, e.g. "--source recordings --recordings DIR").
+import { type ChildProcess, spawn } from 'node:child_process'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { EXIT, proveFromManifest } from './prove.js'
+
+const WAIT_MS = 60_000
+const POLL_MS = 150
+
+/** The repository root, from this file's place in apps/prove/{src,dist}. */
+export const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url))
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer()
+    probe.once('error', reject)
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address()
+      const port = typeof address === 'object' && address !== null ? address.port : 0
+      probe.close(() => resolve(port))
+    })
+  })
+}
+
+/** The command that starts quenchz: the built bin when asked for (and built), else the sources through tsx. */
+export function serverCommand(env: NodeJS.ProcessEnv = process.env): string[] {
+  const built = join(REPO_ROOT, 'apps', 'quenchz', 'bin', 'quenchz.js')
+  if (env.QUENCHZ_FROM === 'dist' && existsSync(join(REPO_ROOT, 'apps', 'quenchz', 'dist', 'cli.js'))) return [built]
+  return [
+    '--conditions=@tollgate/source',
+    '--import',
+    'tsx',
+    join(REPO_ROOT, 'apps', 'quenchz', 'bin', 'quenchz-source.mjs'),
+  ]
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+/** Runs the whole proof; resolves with the exit code. */
+export async function runProofs(out: (line: string) => void, err: (line: string) => void): Promise<number> {
+  const port = process.env.QUENCHZ_PORT ? Number(process.env.QUENCHZ_PORT) : await freePort()
+  const dir = mkdtempSync(join(tmpdir(), 'quenchz-proof-'))
+  const manifest = join(dir, 'manifest.json')
+  const extra = (process.env.QUENCHZ_ARGS ?? '').split(/\s+/).filter((a) => a !== '')
+  let child: ChildProcess | undefined
+  let exited = false
+  const cleanup = () => {
+    if (child && !exited) child.kill('SIGTERM')
+    rmSync(dir, { recursive: true, force: true })
+  }
+  const onSignal = (code: number) => () => {
+    cleanup()
+    process.exit(code)
+  }
+  const handlers: Array<[NodeJS.Signals, () => void]> = [
+    ['SIGINT', onSignal(130)],
+    ['SIGTERM', onSignal(143)],
+    ['SIGHUP', onSignal(129)],
+  ]
+  for (const [signal, handler] of handlers) process.once(signal, handler)
+  process.once('exit', cleanup)
+  try {
+    child = spawn(process.execPath, [...serverCommand(), '--port', String(port), '--tokens-file', manifest, ...extra], {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    })
+    child.stderr?.on('data', (chunk: Buffer) => err(chunk.toString('utf8').trimEnd()))
+    child.once('exit', () => {
+      exited = true
+    })
+    const deadline = Date.now() + WAIT_MS
+    while (!existsSync(manifest)) {
+      if (exited || Date.now() > deadline) {
+        err('the server never wrote its token manifest')
+        return EXIT.cannotRun
+      }
+      await sleep(POLL_MS)
+    }
+    const metadata = `http://127.0.0.1:${port}/.well-known/oauth-protected-resource/mcp`
+    for (;;) {
+      const ok = await fetch(metadata, { signal: AbortSignal.timeout(2000) }).then(
+        (r) => r.ok,
+        () => false,
+      )
+      if (ok) break
+      if (exited || Date.now() > deadline) {
+        err('the server never started listening')
+        return EXIT.cannotRun
+      }
+      await sleep(POLL_MS)
+    }
+    return await proveFromManifest(manifest, out, err)
+  } finally {
+    if (child && !exited) {
+      const gone = new Promise<void>((r) => child?.once('exit', () => r()))
+      child.kill('SIGTERM')
+      await Promise.race([gone, sleep(5000)])
+    }
+    cleanup()
+    for (const [signal, handler] of handlers) process.off(signal, handler)
+    process.off('exit', cleanup)
+  }
+}
+
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
+  process.exitCode = await runProofs(
+    (l) => process.stdout.write(`${l}\n`),
+    (l) => process.stderr.write(`${l}\n`),
+  )
+}

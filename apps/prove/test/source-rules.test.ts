@@ -1,0 +1,51 @@
+// Rules about the proof's own source: it shares no code with the server, every token it names exists in the
+// manifest, and every requirement is cited by a check.
+import assert from 'node:assert/strict'
+import { readdirSync, readFileSync } from 'node:fs'
+import { test } from 'node:test'
+import { REQUIREMENTS } from '../src/requirements.ts'
+
+const srcDir = new URL('../src/', import.meta.url)
+const sources = readdirSync(srcDir)
+  .filter((f) => f.endsWith('.ts'))
+  .map((f) => [f, readFileSync(new URL(f, srcDir), 'utf8')] as const)
+const prove = readFileSync(new URL('prove.ts', srcDir), 'utf8')
+// The manifest's token names as the server writes them (pinned here, never imported).
+const MANIFEST_TOKENS = [
+  'greedyForThisResource',
+  'quietForThisResource',
+  'forAnotherResource',
+  'forTwoResources',
+  'withNoAudience',
+  'withoutTheRatesScope',
+]
+
+test('imports only the official SDK clients and node built-ins: nothing from @tollgate or another app', () => {
+  for (const [file, text] of sources) {
+    for (const m of text.matchAll(/from '([^']+)'/g)) {
+      const spec = m[1] as string
+      const allowed =
+        spec.startsWith('node:') ||
+        spec.startsWith('./') ||
+        spec.startsWith('@modelcontextprotocol/client') ||
+        spec.startsWith('@modelcontextprotocol/sdk/')
+      assert.ok(allowed, `${file} imports ${spec}`)
+    }
+  }
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'))
+  assert.deepEqual(Object.keys(pkg.dependencies).sort(), ['@modelcontextprotocol/client', '@modelcontextprotocol/sdk'])
+})
+
+test('every tokens.<name> the proof uses is in the manifest; withoutTheRatesScope is minted but deliberately unused', () => {
+  const used = new Set([...prove.matchAll(/tokens\.(\w+)/g)].map((m) => m[1] as string))
+  for (const m of prove.matchAll(/\['AUD-\w+', '(\w+)'/g)) used.add(m[1] as string)
+  assert.ok(used.size >= 5)
+  for (const name of used)
+    assert.ok(MANIFEST_TOKENS.includes(name), `prove.ts uses tokens.${name}, which the manifest lacks`)
+  assert.equal(used.has('withoutTheRatesScope'), false)
+})
+
+test('every requirement is cited by at least one check, and every cited id exists', () => {
+  const cited = new Set([...prove.matchAll(/'((?:AUD|REACH|MODERN|BUDGET)-[A-Z]+)'/g)].map((m) => m[1] as string))
+  assert.deepEqual([...cited].sort(), Object.keys(REQUIREMENTS).sort())
+})
