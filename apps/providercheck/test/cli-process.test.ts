@@ -1,0 +1,90 @@
+// The CLI and the demo as processes: the seed's command line against a fresh real provider, the sealed report
+// verified by `providercheck verify`, and a tampered copy refused.
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { test } from 'node:test'
+import { fileURLToPath } from 'node:url'
+import { FIXTURES, freshTarget, SECRET } from './support/kit-harness.js'
+
+const app = fileURLToPath(new URL('..', import.meta.url))
+
+function run(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--conditions=@tollgate/source', '--import', 'tsx', ...args], {
+      cwd: app,
+      env: { ...process.env, ...env },
+    })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (c) => {
+      stdout += c
+    })
+    child.stderr.on('data', (c) => {
+      stderr += c
+    })
+    child.on('error', reject)
+    child.on('close', (code) => resolve({ code, stdout, stderr }))
+  })
+}
+
+test('the CLI passes a fresh provider, writes a sealed report that verifies, and a tampered one does not', async () => {
+  const target = await freshTarget()
+  const dir = mkdtempSync(join(tmpdir(), 'providercheck-cli-'))
+  try {
+    const env = { PROVIDERCHECK_SANDBOX_SIGNING_SECRET: SECRET }
+    const report = join(dir, 'report.json')
+    const argv = ['src/cli.ts', '-sandbox', '-transport', 'mcp', '-allow-private', '-base-url', target.url]
+    argv.push(
+      '-tenant',
+      FIXTURES.tenant,
+      '-customer',
+      'cus_1001',
+      '-transaction',
+      'ch_1001',
+      '-subscription',
+      'sub_1001',
+      '-json',
+      report,
+    )
+    const r = await run(argv, env)
+    assert.equal(r.code, 0, r.stdout + r.stderr)
+    const lines = r.stdout.trim().split('\n')
+    assert.equal(lines.length, 1 + 20 + 2)
+    assert.match(lines[1] as string, /^discovery {14}pass {2}- {26}/)
+    assert.match(lines[21] as string, /^summary: 20 pass, 0 fail, 0 skip of 20 checks in \d+ ms \(2026-07-28\): PASS$/)
+    assert.doesNotMatch(r.stdout + r.stderr, new RegExp(SECRET))
+
+    const ok = await run(['src/cli.ts', 'verify', report], env)
+    assert.equal(ok.code, 0, ok.stderr)
+    assert.match(ok.stdout, /^seal verified: providercheck 0\.1\.0, .* outcome pass \(20 pass, 0 fail, 0 skip\)/)
+
+    const tampered = join(dir, 'tampered.json')
+    writeFileSync(tampered, readFileSync(report, 'utf8').replace('"outcome": "pass"', '"outcome": "fail"'))
+    const bad = await run(['src/cli.ts', 'verify', tampered], env)
+    assert.equal(bad.code, 1)
+    assert.match(bad.stderr, /seal does NOT verify \(seal_mismatch\)/)
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+    await target.close()
+  }
+})
+
+test('the demo script runs the kit against a fresh fakemerchant and exits with its status', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'providercheck-demo-test-'))
+  try {
+    const report = join(dir, 'kept.json')
+    const r = await run(['scripts/demo.ts'], { PROVIDERCHECK_DEMO_REPORT: report })
+    assert.equal(r.code, 0, r.stdout + r.stderr)
+    assert.match(r.stdout, /summary: 20 pass, 0 fail, 0 skip of 20 checks/)
+    assert.match(r.stdout, /seal verified/)
+    assert.ok(existsSync(report))
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
