@@ -1,8 +1,9 @@
 // Validation run: the CLI as a subprocess over examples/manifest.json plus generated negative inputs in a temp dir.
 // Records expected vs actual outcome/exit code/diagnostic, input SHA-256 before and after, and checks that stdout
 // has the exact line form, stderr is empty and stdout never echoes input values. Writes validation/tests.json.
-import { createHash } from 'node:crypto'
+
 import { execFileSync } from 'node:child_process'
+import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { arch, platform, release, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -73,10 +74,22 @@ export async function validate(): Promise<{ results: CaseResult[]; report: strin
     for (const c of manifest.cases) {
       const rel = join('examples', c.file)
       const text = readFileSync(join(APP_DIR, rel), 'utf8')
-      cases.push({ name: `example ${c.file}`, args: [rel], cwd: APP_DIR, hashed: join(APP_DIR, rel), ...c, secrets: [...secretsOf(text), c.file] })
+      cases.push({
+        name: `example ${c.file}`,
+        args: [rel],
+        cwd: APP_DIR,
+        hashed: join(APP_DIR, rel),
+        ...c,
+        secrets: [...secretsOf(text), c.file],
+      })
     }
 
-    const file = (name: string, content: string | Buffer, expect: [string, number, string], extraSecrets: string[] = []) => {
+    const file = (
+      name: string,
+      content: string | Buffer,
+      expect: [string, number, string],
+      extraSecrets: string[] = [],
+    ) => {
       const path = join(work, name)
       writeFileSync(path, content)
       const text = Buffer.isBuffer(content) ? content.toString('latin1') : content
@@ -92,54 +105,127 @@ export async function validate(): Promise<{ results: CaseResult[]; report: strin
       })
     }
     const II = 'invalid_input'
-    file('dup-key-top-level.json', base.replace('"protocol_version": "2026-07-28",', '"protocol_version": "2026-07-28", "protocol_version": "2025-11-25",'), [II, 2, 'input_duplicate_key'])
-    file('dup-key-escaped-status.json', base.replace('"status": "succeeded"', '"status": "pending", "st\\u0061tus": "succeeded"'), [II, 2, 'input_duplicate_key'])
-    file('broken-utf8.json', Buffer.concat([Buffer.from(base.replace('Educational', 'Educ')), Buffer.from([0xc3, 0x28])]), [II, 2, 'input_invalid_utf8'])
+    file(
+      'dup-key-top-level.json',
+      base.replace(
+        '"protocol_version": "2026-07-28",',
+        '"protocol_version": "2026-07-28", "protocol_version": "2025-11-25",',
+      ),
+      [II, 2, 'input_duplicate_key'],
+    )
+    file(
+      'dup-key-escaped-status.json',
+      base.replace('"status": "succeeded"', '"status": "pending", "st\\u0061tus": "succeeded"'),
+      [II, 2, 'input_duplicate_key'],
+    )
+    file(
+      'broken-utf8.json',
+      Buffer.concat([Buffer.from(base.replace('Educational', 'Educ')), Buffer.from([0xc3, 0x28])]),
+      [II, 2, 'input_invalid_utf8'],
+    )
     file('utf8-bom.json', Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(base)]), [II, 2, 'input_bom'])
-    const padded = (size: number) => Buffer.concat([Buffer.from(base), Buffer.alloc(size - Buffer.byteLength(base), 0x20)])
+    const padded = (size: number) =>
+      Buffer.concat([Buffer.from(base), Buffer.alloc(size - Buffer.byteLength(base), 0x20)])
     file('exactly-1-MiB.json', padded(1_048_576), ['consistent_sample', 0, 'educational_expected_match'])
     file('over-limit-by-one-byte.json', padded(1_048_577), [II, 2, 'input_too_large'])
-    file('deep-nesting.json', variant((d) => {
-      d.response.result!.content = '@DEEP@'
-    }).replace('"@DEEP@"', `${'['.repeat(200_000)}${']'.repeat(200_000)}`), [II, 2, 'input_too_deep'])
-    file('nan-amount.json', base.replace('"amount_minor": 1500,\n    "currency"', '"amount_minor": NaN,\n    "currency"'), [II, 2, 'input_non_finite_number'])
-    file('overflow-amount.json', base.replace('"amount_minor": 1500,\n    "currency"', '"amount_minor": 1e400,\n    "currency"'), [II, 2, 'input_number_overflow'])
+    file(
+      'deep-nesting.json',
+      variant((d) => {
+        d.response.result!.content = '@DEEP@'
+      }).replace('"@DEEP@"', `${'['.repeat(200_000)}${']'.repeat(200_000)}`),
+      [II, 2, 'input_too_deep'],
+    )
+    file(
+      'nan-amount.json',
+      base.replace('"amount_minor": 1500,\n    "currency"', '"amount_minor": NaN,\n    "currency"'),
+      [II, 2, 'input_non_finite_number'],
+    )
+    file(
+      'overflow-amount.json',
+      base.replace('"amount_minor": 1500,\n    "currency"', '"amount_minor": 1e400,\n    "currency"'),
+      [II, 2, 'input_number_overflow'],
+    )
     file('truncated.json', base.slice(0, 200), [II, 2, 'input_malformed_json'])
     file('empty.json', '', [II, 2, 'input_malformed_json'])
     file('trailing-content.json', `${base}{}`, [II, 2, 'input_trailing_content'])
-    file('lone-surrogate.json', base.replace('Educational sample', 'Educational \\ud800 sample'), [II, 2, 'input_lone_surrogate'])
-    file('amount-float.json', variant((d) => {
-      d.expected.amount_minor = '@F@'
-    }).replace('"@F@"', '1500.0'), [II, 2, 'expected_amount_minor_invalid'])
-    file('amount-bool.json', variant((d) => {
-      d.expected.amount_minor = true
-    }), [II, 2, 'expected_amount_minor_invalid'])
-    file('real-looking-order-id.json', variant((d) => {
-      d.expected.order_id = 'ORD-2026-000123'
-    }), [II, 2, 'expected_order_id_invalid'])
-    file('id-true.json', variant((d) => {
-      d.response.id = true
-    }), ['invalid_envelope', 2, 'rpc_id_invalid'])
-    file('id-string-vs-integer.json', variant((d) => {
-      d.expected.rpc_id = 7
-      d.response.id = '7'
-    }), ['invalid_envelope', 2, 'rpc_id_mismatch'])
-    file('mixed-result-and-error.json', variant((d) => {
-      d.response.error = { code: -32000, message: 'Server error' }
-    }), ['invalid_envelope', 2, 'response_channel_ambiguous'])
-    file('current-profile-no-result-type.json', variant((d) => {
-      delete d.response.result!.resultType
-    }), ['invalid_envelope', 2, 'result_type_missing'])
-    file('unknown-protocol-version.json', variant((d) => {
-      d.protocol_version = '2099-01-01'
-    }), ['out_of_scope', 3, 'protocol_version_unsupported'], ['2099-01-01'])
-    file('receipt-array.json', variant((d) => {
-      d.response.result!.structuredContent = [receiptOf(baseDoc)]
-    }), ['invalid_receipt', 2, 'receipt_not_object'])
-    file('mismatch-beats-pending.json', variant((d) => {
-      receiptOf(d).status = 'pending'
-      receiptOf(d).order_id = 'example-order-2'
-    }), ['mismatch', 1, 'expected_order_id_mismatch'])
+    file('lone-surrogate.json', base.replace('Educational sample', 'Educational \\ud800 sample'), [
+      II,
+      2,
+      'input_lone_surrogate',
+    ])
+    file(
+      'amount-float.json',
+      variant((d) => {
+        d.expected.amount_minor = '@F@'
+      }).replace('"@F@"', '1500.0'),
+      [II, 2, 'expected_amount_minor_invalid'],
+    )
+    file(
+      'amount-bool.json',
+      variant((d) => {
+        d.expected.amount_minor = true
+      }),
+      [II, 2, 'expected_amount_minor_invalid'],
+    )
+    file(
+      'real-looking-order-id.json',
+      variant((d) => {
+        d.expected.order_id = 'ORD-2026-000123'
+      }),
+      [II, 2, 'expected_order_id_invalid'],
+    )
+    file(
+      'id-true.json',
+      variant((d) => {
+        d.response.id = true
+      }),
+      ['invalid_envelope', 2, 'rpc_id_invalid'],
+    )
+    file(
+      'id-string-vs-integer.json',
+      variant((d) => {
+        d.expected.rpc_id = 7
+        d.response.id = '7'
+      }),
+      ['invalid_envelope', 2, 'rpc_id_mismatch'],
+    )
+    file(
+      'mixed-result-and-error.json',
+      variant((d) => {
+        d.response.error = { code: -32000, message: 'Server error' }
+      }),
+      ['invalid_envelope', 2, 'response_channel_ambiguous'],
+    )
+    file(
+      'current-profile-no-result-type.json',
+      variant((d) => {
+        delete d.response.result!.resultType
+      }),
+      ['invalid_envelope', 2, 'result_type_missing'],
+    )
+    file(
+      'unknown-protocol-version.json',
+      variant((d) => {
+        d.protocol_version = '2099-01-01'
+      }),
+      ['out_of_scope', 3, 'protocol_version_unsupported'],
+      ['2099-01-01'],
+    )
+    file(
+      'receipt-array.json',
+      variant((d) => {
+        d.response.result!.structuredContent = [receiptOf(baseDoc)]
+      }),
+      ['invalid_receipt', 2, 'receipt_not_object'],
+    )
+    file(
+      'mismatch-beats-pending.json',
+      variant((d) => {
+        receiptOf(d).status = 'pending'
+        receiptOf(d).order_id = 'example-order-2'
+      }),
+      ['mismatch', 1, 'expected_order_id_mismatch'],
+    )
     file('-dash-name.json', base, ['consistent_sample', 0, 'educational_expected_match'])
     cases[cases.length - 1]!.args = ['./-dash-name.json']
 
@@ -149,7 +235,16 @@ export async function validate(): Promise<{ results: CaseResult[]; report: strin
     symlinkSync('realdir', join(work, 'linkdir'))
     symlinkSync(join('realdir', 'input.json'), join(work, 'link.json'))
     const io = (name: string, args: string[], diagnostic: string, hashed?: string) =>
-      cases.push({ name, args, cwd: work, hashed, outcome: 'input_io_error', exit_code: 4, diagnostic, secrets: [...args] })
+      cases.push({
+        name,
+        args,
+        cwd: work,
+        hashed,
+        outcome: 'input_io_error',
+        exit_code: 4,
+        diagnostic,
+        secrets: [...args],
+      })
     io('symlink-final-component', ['link.json'], 'path_symlink', join(work, 'realdir', 'input.json'))
     io('symlink-parent-directory', ['linkdir/input.json'], 'path_symlink', join(work, 'realdir', 'input.json'))
     io('directory', ['realdir'], 'path_not_regular_file')

@@ -20,7 +20,8 @@ before(() => {
   symlinkSync('nowhere.json', join(work, 'dangling.json'))
   mkdirSync(join(work, 'real', 'sub'))
   writeFileSync(join(work, 'real', 'sub', 'good.json'), BASE_TEXT)
-  const pad = (n: number) => Buffer.concat([Buffer.from(BASE_TEXT), Buffer.alloc(n - Buffer.byteLength(BASE_TEXT), 0x0a)])
+  const pad = (n: number) =>
+    Buffer.concat([Buffer.from(BASE_TEXT), Buffer.alloc(n - Buffer.byteLength(BASE_TEXT), 0x0a)])
   writeFileSync(join(work, 'exactly-1MiB.json'), pad(1_048_576))
   writeFileSync(join(work, 'over-by-one.json'), pad(1_048_577))
 })
@@ -78,8 +79,7 @@ describe('file-system refusals are input_io_error, exit 4', () => {
     expectRun(['link.json'], 'input_io_error', 4, 'path_symlink'))
   test('a dangling symlink is a symlink, not a missing file', () =>
     expectRun(['dangling.json'], 'input_io_error', 4, 'path_symlink'))
-  test('a symlink in a parent directory', () =>
-    expectRun(['linkdir/good.json'], 'input_io_error', 4, 'path_symlink'))
+  test('a symlink in a parent directory', () => expectRun(['linkdir/good.json'], 'input_io_error', 4, 'path_symlink'))
   test('a symlink in a grandparent directory', () =>
     expectRun(['linkdir/sub/good.json'], 'input_io_error', 4, 'path_symlink'))
   test('the same file through real directories is read', async () => {
@@ -101,7 +101,8 @@ describe('file-system refusals are input_io_error, exit 4', () => {
     await expectRun(['pipe.fifo'], 'input_io_error', 4, 'path_not_regular_file')
   })
   test('a character device', { skip: !existsSync('/dev/null') && 'no /dev/null' }, () =>
-    expectRun(['/dev/null'], 'input_io_error', 4, 'path_not_regular_file'))
+    expectRun(['/dev/null'], 'input_io_error', 4, 'path_not_regular_file'),
+  )
   test('a missing file', () => expectRun(['missing.json'], 'input_io_error', 4, 'path_not_found'))
   test('a regular file used as a directory', () =>
     expectRun(['good.json/x.json'], 'input_io_error', 4, 'path_component_not_directory'))
@@ -115,18 +116,21 @@ describe('size limit', () => {
 })
 
 test('the input file is unchanged by a run', async () => {
-  const hash = () => createHash('sha256').update(readFileSync(join(work, 'good.json'))).digest('hex')
+  const hash = () =>
+    createHash('sha256')
+      .update(readFileSync(join(work, 'good.json')))
+      .digest('hex')
   const before = hash()
   await run(['good.json'])
   assert.equal(hash(), before)
 })
 
 test('an unexpected fault is internal_error, exit 2, with no exception text anywhere', async () => {
-  const r = await runCliProcess(['good.json'], { cwd: work, preload: join(APP_DIR, 'test', 'fixtures', 'fault-in-check.ts') })
-  assert.equal(
-    r.stdout,
-    '{"diagnostic":"internal_error","exit_code":2,"outcome":"internal_error","version":"0.1.0"}\n',
-  )
+  const r = await runCliProcess(['good.json'], {
+    cwd: work,
+    preload: join(APP_DIR, 'test', 'fixtures', 'fault-in-check.ts'),
+  })
+  assert.equal(r.stdout, '{"diagnostic":"internal_error","exit_code":2,"outcome":"internal_error","version":"0.1.0"}\n')
   assert.equal(r.status, 2)
   assert.equal(r.stderr, '')
 })
@@ -136,9 +140,16 @@ test('the installed bin shim runs the built CLI', async (t) => {
     t.skip('dist/cli.js is not built (npm ci builds it through prepare)')
     return
   }
-  const out = execFileSync(process.execPath, [join(APP_DIR, 'bin', 'preflight.js'), 'examples/01-current_control.json'], {
-    cwd: APP_DIR,
-    encoding: 'utf8',
-  })
-  assert.equal(out, '{"diagnostic":"educational_expected_match","exit_code":0,"outcome":"consistent_sample","version":"0.1.0"}\n')
+  const out = execFileSync(
+    process.execPath,
+    [join(APP_DIR, 'bin', 'preflight.js'), 'examples/01-current_control.json'],
+    {
+      cwd: APP_DIR,
+      encoding: 'utf8',
+    },
+  )
+  assert.equal(
+    out,
+    '{"diagnostic":"educational_expected_match","exit_code":0,"outcome":"consistent_sample","version":"0.1.0"}\n',
+  )
 })

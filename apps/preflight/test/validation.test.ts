@@ -21,8 +21,21 @@ test('the validation run passes every case and records it in validation/tests.js
   )
   // Every outcome and exit code of the seed table appears among the cases.
   const outcomes = new Set(results.map((r) => r.actual.outcome))
-  for (const o of ['consistent_sample', 'usage', 'mismatch', 'pending', 'failed', 'rpc_error', 'tool_error',
-    'missing_receipt', 'invalid_input', 'invalid_envelope', 'invalid_receipt', 'out_of_scope', 'input_io_error']) {
+  for (const o of [
+    'consistent_sample',
+    'usage',
+    'mismatch',
+    'pending',
+    'failed',
+    'rpc_error',
+    'tool_error',
+    'missing_receipt',
+    'invalid_input',
+    'invalid_envelope',
+    'invalid_receipt',
+    'out_of_scope',
+    'input_io_error',
+  ]) {
     assert.ok(outcomes.has(o), o)
   }
   // SHA-256 is recorded where a file exists and is n/a for missing/FIFO/argument cases.
