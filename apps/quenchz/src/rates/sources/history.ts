@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises'
 import yauzl from 'yauzl'
 import type { Observation, UpstreamOutcome } from '../classify.js'
 import { parseCsv } from '../csv.js'
-import { formatDay, parseIsoDay } from '../days.js'
+import { parseIsoDay } from '../days.js'
 import { HistoryFormat } from '../errors.js'
 import { pyRepr } from '../py-repr.js'
 import { type RatesSource, type SeriesExtent, type SourceRefusal, seriesKey, type WindowRequest } from './source.js'
@@ -15,6 +15,8 @@ const DECIMAL = /^\d+(\.\d+)?$/
 export interface HistoryColumn {
   days: number[]
   lexemes: string[]
+  /** The same days and values pre-built, so a wide window costs one copy, not a parse per row. */
+  observations: Observation[]
 }
 
 /** The parsed file: every currency's column and the newest date of the whole file. */
@@ -65,7 +67,7 @@ export function parseHistory(text: string): History {
   const columns = new Map<string, HistoryColumn>()
   for (const c of currencies) {
     if (!/^[A-Z]{3}$/.test(c.code)) throw new HistoryFormat('a column is not a currency code')
-    columns.set(c.code, { days: [], lexemes: [] })
+    columns.set(c.code, { days: [], lexemes: [], observations: [] })
   }
   let lastDay = Number.NEGATIVE_INFINITY
   const dated: { day: number; row: string[] }[] = []
@@ -86,6 +88,7 @@ export function parseHistory(text: string): History {
       const column = columns.get(c.code) as HistoryColumn
       column.days.push(day)
       column.lexemes.push(value)
+      column.observations.push({ day, date: row[0] as string, lexeme: value, value: Number(value) })
     }
   }
   return { columns, lastDay, rows: dated.length }
@@ -137,13 +140,10 @@ export class HistorySource implements RatesSource {
         detail: `${seriesKey(request.currency)} is not among the ${this.history.columns.size} series of the history file`,
       }
     }
-    const observations: Observation[] = []
-    for (let i = lowerBound(column.days, request.from); i < column.days.length; i++) {
-      const day = column.days[i] as number
-      if (day > request.to) break
-      const lexeme = column.lexemes[i] as string
-      observations.push({ day, date: formatDay(day), lexeme, value: Number(lexeme) })
-    }
+    const observations = column.observations.slice(
+      lowerBound(column.days, request.from),
+      lowerBound(column.days, request.to + 1),
+    )
     if (observations.length === 0) return { kind: 'empty_window', detail: 'no observation falls inside the window' }
     return { kind: 'observations', observations, placeholders: [], detail: `${observations.length} observations` }
   }
