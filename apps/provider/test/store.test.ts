@@ -91,7 +91,11 @@ const claimOf = (key: string, owner: string, nowMs: number, leaseMs = 10_000, fi
   nowMs,
   leaseMs,
 })
-const succeeded = (key: string) => ({ status: 'succeeded' as const, result: { idempotency_key: key, status: 'succeeded' }, refusal: null })
+const succeeded = (key: string) => ({
+  status: 'succeeded' as const,
+  result: { idempotency_key: key, status: 'succeeded' },
+  refusal: null,
+})
 const refund = (ref: string, status: 'pending' | 'succeeded' = 'succeeded') => ({
   refundRef: ref,
   transactionRef: 'ch_1',
@@ -138,7 +142,9 @@ for (const backend of [sqliteBackend(), postgresBackend()] as (Backend & { next:
     test('the key and its refund are one transaction: a failing refund insert leaves no outcome', async () => {
       await store.claim(claimOf('k3', 'a', 1000))
       // re_k2 exists already: the refund insert fails, so the outcome must roll back with it.
-      await assert.rejects(store.finish('k3', 'a', succeeded('k3'), refund('re_k2'), 1100), { code: 'ERR_PROVIDER_STORE' })
+      await assert.rejects(store.finish('k3', 'a', succeeded('k3'), refund('re_k2'), 1100), {
+        code: 'ERR_PROVIDER_STORE',
+      })
       assert.equal((await store.get('k3'))?.status, 'running')
     })
 
@@ -167,7 +173,13 @@ for (const backend of [sqliteBackend(), postgresBackend()] as (Backend & { next:
 
     test('settle moves pending to final once, and updates the refund record', async () => {
       await store.claim(claimOf('k7', 'a', 1000))
-      await store.finish('k7', 'a', { status: 'pending', result: { status: 'pending' }, refusal: null }, refund('re_k7', 'pending'), 1000)
+      await store.finish(
+        'k7',
+        'a',
+        { status: 'pending', result: { status: 'pending' }, refusal: null },
+        refund('re_k7', 'pending'),
+        1000,
+      )
       assert.equal(await store.settle('k7', succeeded('k7'), 2000), true)
       assert.equal(await store.settle('k7', succeeded('k7'), 2001), false)
       assert.equal((await store.get('k7'))?.status, 'succeeded')
@@ -200,7 +212,9 @@ for (const backend of [sqliteBackend(), postgresBackend()] as (Backend & { next:
       const replica = await backend.open()
       try {
         await Promise.all(
-          Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? store : replica).ledgerApply(`lk-${i}`, 'counter', 'c1', bump)),
+          Array.from({ length: 20 }, (_, i) =>
+            (i % 2 === 0 ? store : replica).ledgerApply(`lk-${i}`, 'counter', 'c1', bump),
+          ),
         )
       } finally {
         await replica.close()
@@ -208,7 +222,10 @@ for (const backend of [sqliteBackend(), postgresBackend()] as (Backend & { next:
       assert.deepEqual(await store.ledgerGet('counter', 'c1'), { n: 21 })
       assert.deepEqual(await store.ledgerLookup('lk1'), { n: 1 })
       assert.equal(await store.ledgerLookup('lk-none'), undefined)
-      const rewritten = await store.ledgerRewrite('lk1', 'counter', 'c1', (doc) => ({ doc: { n: Number(doc?.n) * 10 }, outcome: { n: 'final' } }))
+      const rewritten = await store.ledgerRewrite('lk1', 'counter', 'c1', (doc) => ({
+        doc: { n: Number(doc?.n) * 10 },
+        outcome: { n: 'final' },
+      }))
       assert.deepEqual(rewritten, { n: 'final' })
       assert.deepEqual(await store.ledgerLookup('lk1'), { n: 'final' })
       assert.deepEqual(await store.ledgerList('counter'), [{ n: 210 }])
@@ -225,7 +242,10 @@ for (const backend of [sqliteBackend(), postgresBackend()] as (Backend & { next:
       const purged = await purgeExpired(store, 30, now)
       assert.ok(purged >= 1)
       assert.equal(await store.get('old'), undefined)
-      assert.equal((await store.refundsFor('ch_1')).some((r) => r.refundRef === 're_old'), false)
+      assert.equal(
+        (await store.refundsFor('ch_1')).some((r) => r.refundRef === 're_old'),
+        false,
+      )
       assert.equal((await store.get('recent'))?.status, 'succeeded')
       assert.equal((await store.get('old-running'))?.status, 'running')
     })
@@ -248,10 +268,17 @@ describe('the provider over PostgreSQL', { skip: pgSkip }, () => {
       const key = newKey()
       const args = {
         idempotency_key: key,
-        request: { transaction_ref: 'ch_9001', amount: { amount_minor: 300, currency: 'USD' }, reason: 'goodwill', dry_run: false },
+        request: {
+          transaction_ref: 'ch_9001',
+          amount: { amount_minor: 300, currency: 'USD' },
+          reason: 'goodwill',
+          dry_run: false,
+        },
       }
       const results = await Promise.all(
-        Array.from({ length: 20 }, (_, i) => attempt((i % 2 === 0 ? a : b).url, i % 3 === 0 ? 'legacy' : 'modern', 'sr_refund', args)),
+        Array.from({ length: 20 }, (_, i) =>
+          attempt((i % 2 === 0 ? a : b).url, i % 3 === 0 ? 'legacy' : 'modern', 'sr_refund', args),
+        ),
       )
       const ok = results.filter((r) => r.isError !== true)
       assert.ok(ok.length >= 1)
