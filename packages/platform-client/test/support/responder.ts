@@ -16,6 +16,8 @@ export type Reply =
   | { status: number; headers?: Record<string, string>; body?: string }
   /** An SSE answer: each string is one event's data; keepOpen leaves the stream open afterwards. */
   | { sse: string[]; keepOpen?: boolean }
+  /** Writes these bytes as a 200 SSE answer, then destroys the connection mid-stream. */
+  | { cut: string }
 
 export interface Responder {
   url: string
@@ -39,6 +41,12 @@ export async function startResponder(handler: (req: Recorded) => Reply | Promise
     }
     requests.push(recorded)
     const reply = await handler(recorded)
+    if ('cut' in reply) {
+      res.writeHead(200, { 'content-type': 'text/event-stream' })
+      res.write(reply.cut)
+      setTimeout(() => res.destroy(), 10)
+      return
+    }
     if ('sse' in reply) {
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
       for (const data of reply.sse) res.write(`event: message\ndata: ${data}\n\n`)
