@@ -64,10 +64,14 @@ const certificate = time(200, () => {
   sink += result.ok ? result.certificate.expected_observations : 0
 })
 const [windowTool] = createRatesTools({ source, now: () => now })
+// A dated file cannot be certified past its last row, so the tool is timed up to there.
+const toolEnd = Math.min(to, (await source.extent('USD'))?.coveredUntil ?? to)
+const probe = await windowTool?.call({ currency: 'USD', start: formatDay(from), end: formatDay(toolEnd) })
+if (!probe?.ok) throw new Error(`the bench window was refused: ${probe?.text}`)
 const toolSamples: number[] = []
 for (let i = 0; i < 50; i++) {
   const t0 = performance.now()
-  await windowTool?.call({ currency: 'USD', start: formatDay(from), end: formatDay(to) })
+  await windowTool?.call({ currency: 'USD', start: formatDay(from), end: formatDay(toolEnd) })
   toolSamples.push(performance.now() - t0)
 }
 const tool = median(toolSamples.slice(5))
@@ -77,6 +81,8 @@ console.log(
 )
 console.log(`  baseline (build the observation list): 1.00`)
 console.log(`  certificate (walk every day):          ${(certificate / baseline).toFixed(2)} x baseline`)
-console.log(`  whole rates.window call:               ${(tool / baseline).toFixed(2)} x baseline`)
+console.log(
+  `  whole rates.window call to ${formatDay(toolEnd)}: ${(tool / baseline).toFixed(2)} x baseline (JSON text included)`,
+)
 if (sink < 0) console.log(sink)
 await source.close()

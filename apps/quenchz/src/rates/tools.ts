@@ -73,7 +73,14 @@ async function seriesBounds(source: RatesSource, currency: string | undefined) {
   return {
     seriesStart: extent ? Math.max(SERIES_BEGINS_DAY, extent.first) : SERIES_BEGINS_DAY,
     seriesEnd: extent?.ended ? extent.last : null,
+    // Only a running series needs the source's own end: an ended one is accounted for by after_the_series.
+    coveredUntil: extent && !extent.ended ? extent.coveredUntil : null,
   }
+}
+
+/** The refusal for a window that runs past the last day a dated source (the history file) can speak for. */
+export function beyondSourceRefusal(coveredUntil: number, to: number): string {
+  return `this source's data ends on ${formatDay(coveredUntil)} and cannot account for later days; the window runs to ${formatDay(to)}`
 }
 
 type WindowResult = { ok: true; observations: Observation[]; certificate: Certificate } | { ok: false; text: string }
@@ -85,6 +92,10 @@ async function fetchWindow(
 ): Promise<WindowResult> {
   const early = windowRefusal(request.from, request.to)
   if (early !== null) return { ok: false, text: early }
+  const { coveredUntil, ...bounds } = await seriesBounds(source, request.currency)
+  if (coveredUntil !== null && request.to > coveredUntil) {
+    return { ok: false, text: beyondSourceRefusal(coveredUntil, request.to) }
+  }
   const outcome = await source.window(
     {
       currency: request.currency ?? '',
@@ -99,7 +110,6 @@ async function fetchWindow(
   if (refusal !== null) return { ok: false, text: refusal }
   const all = outcome.kind === 'observations' ? outcome.observations : []
   const observations = all.filter((o) => o.day >= request.from && o.day <= request.to)
-  const bounds = await seriesBounds(source, request.currency)
   const built = buildCertificate({
     from: request.from,
     to: request.to,

@@ -40,8 +40,18 @@ describe('reading a history file (small fixture, runs everywhere)', () => {
     })
   })
   test('a column that stops before the file ends is an ended series; one that runs to the end is not', async () => {
-    assert.deepEqual(await source.extent('CYP'), { first: day('1999-01-04'), last: day('2007-12-31'), ended: true })
-    assert.deepEqual(await source.extent('USD'), { first: day('1999-01-04'), last: day('2026-04-10'), ended: false })
+    assert.deepEqual(await source.extent('CYP'), {
+      first: day('1999-01-04'),
+      last: day('2007-12-31'),
+      ended: true,
+      coveredUntil: day('2026-04-10'),
+    })
+    assert.deepEqual(await source.extent('USD'), {
+      first: day('1999-01-04'),
+      last: day('2026-04-10'),
+      ended: false,
+      coveredUntil: day('2026-04-10'),
+    })
     assert.equal(await source.extent('ZZZ'), null)
   })
   test('a file that is not eurofxref-hist is refused with a stable code', () => {

@@ -253,8 +253,18 @@ describe('live source: statuses, timeouts and the cache', () => {
     )
     const source = await live()
     assert.deepEqual(await source.catalogue(), ['EXR.D.CYP.EUR.SP00.A', 'EXR.D.USD.EUR.SP00.A'])
-    assert.deepEqual(await source.extent('CYP'), { first: day('1999-01-04'), last: day('2007-12-31'), ended: true })
-    assert.deepEqual(await source.extent('USD'), { first: day('1999-01-04'), last: day('2026-08-25'), ended: false })
+    assert.deepEqual(await source.extent('CYP'), {
+      first: day('1999-01-04'),
+      last: day('2007-12-31'),
+      ended: true,
+      coveredUntil: null,
+    })
+    assert.deepEqual(await source.extent('USD'), {
+      first: day('1999-01-04'),
+      last: day('2026-08-25'),
+      ended: false,
+      coveredUntil: null,
+    })
     const result = structured(await windowOf(source)({ currency: 'CYP', start: '2007-12-28', end: '2008-01-04' }))
     assert.deepEqual((result.coverage as { absent: unknown }).absent, {
       target_closed: 2,

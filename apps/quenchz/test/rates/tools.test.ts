@@ -468,6 +468,22 @@ describe('the digest gateway cases over the full history', { skip: NO_HISTORY },
     })
     assert.equal(c.expected_observations, 2)
   })
+  test('a running series cannot be certified past the file’s last day: refused, not reported as gaps', async () => {
+    assert.equal(
+      refused(await full['rates.window']!.call({ currency: 'USD', start: '2026-04-01', end: '2026-04-20' })),
+      "this source's data ends on 2026-04-13 and cannot account for later days; the window runs to 2026-04-20",
+    )
+    assert.equal(
+      refused(await full['rates.convert']!.call({ amount_minor: 100, from: 'USD', to: 'EUR', date: '2026-04-14' })),
+      "this source's data ends on 2026-04-13 and cannot account for later days; the window runs to 2026-04-14",
+    )
+    // An ended series is accounted for by after_the_series, whatever the file's end.
+    assert.equal(
+      ok(await full['rates.window']!.call({ currency: 'CYP', start: '2026-04-01', end: '2026-04-20' })).source,
+      'ECB statistics.',
+    )
+  })
+
   test('the catalogue lists all 41 series', async () => {
     const result = ok(await full['series.catalogue']!.call({}))
     assert.equal((result.series as string[]).length, 41)

@@ -158,7 +158,7 @@ export class HistorySource implements RatesSource {
     const first = column?.days[0]
     const last = column?.days[column.days.length - 1]
     if (first === undefined || last === undefined) return null
-    return { first, last, ended: last < this.history.lastDay }
+    return { first, last, ended: last < this.history.lastDay, coveredUntil: this.history.lastDay }
   }
 
   async close(): Promise<void> {}

@@ -141,7 +141,7 @@ export class LiveSource implements RatesSource {
       const last = lasts.get(currency)
       if (first === undefined || last === undefined) return null
       const newest = Math.max(...lasts.values())
-      return { first, last, ended: last < newest - ENDED_MARGIN_DAYS }
+      return { first, last, ended: last < newest - ENDED_MARGIN_DAYS, coveredUntil: null }
     } catch {
       this.extentRetryAtMs = Date.now() + EXTENT_RETRY_MS
       // Without the whole series the certificate falls back to the calendar's start and no end: the safe direction.

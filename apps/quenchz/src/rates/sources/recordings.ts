@@ -182,6 +182,7 @@ export class RecordingsSource implements RatesSource {
         first: (obs[0] as { day: number }).day,
         last: (obs[obs.length - 1] as { day: number }).day,
         ended: false,
+        coveredUntil: null,
       }
     }
     return null

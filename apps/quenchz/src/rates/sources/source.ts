@@ -25,6 +25,11 @@ export interface SeriesExtent {
   first: number
   last: number
   ended: boolean
+  /**
+   * The last day this source can speak for (a file's newest row), or null for a source that follows the vendor.
+   * A running series cannot be certified past it: a dated file's silence is not the vendor's.
+   */
+  coveredUntil: number | null
 }
 
 /** A source-level refusal that is not an upstream answer (e.g. no recording by that name). */
