@@ -1,11 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { toNodeHandler } from '@modelcontextprotocol/node'
-import { type AuthInfo, createMcpHandler } from '@modelcontextprotocol/server'
+import { toNodeHandler, toWebRequest } from '@modelcontextprotocol/node'
+import { type AuthInfo, createMcpHandler, isLegacyRequest } from '@modelcontextprotocol/server'
 import type { Admission, Audience } from './audience.js'
 import type { Budget } from './budget/fair-budget.js'
 import { GateError, TokenRefused } from './errors.js'
 import { type HostAllowList, hostGuard } from './host-allow-list.js'
 import { buildGateServer, type FaultReporter } from './internal/gate-server.js'
+import { LegacySessions } from './internal/legacy-sessions.js'
 import { bearerChallenge, protectedResourceMetadata, resourceIdentity, UNAUTHORIZED_BODY } from './resource-metadata.js'
 import { type GatedTool, toolTable } from './tools.js'
 
@@ -29,8 +30,12 @@ export interface GateOptions {
   allowList: HostAllowList
   /** Log hook. */
   onEvent?: (event: GateEvent) => void
-  /** Largest request body accepted, bytes; default 1 MiB. */
+  /** Largest request body accepted, bytes; default 1 MiB (larger gets 413). */
   maxBodyBytes?: number
+  /** 2025-era sessions idle longer than this are closed; default 15 minutes. */
+  sessionIdleMs?: number
+  /** At most this many open 2025-era sessions; default 1000. */
+  maxSessions?: number
 }
 
 /** The gate as a node:http request listener, plus the addresses it derived. */
@@ -44,8 +49,9 @@ export interface Gate {
 }
 
 /**
- * Creates the remote-MCP gate. The MCP side is the SDK v2 `createMcpHandler` (a fresh server per HTTP request,
- * 2026-07-28 requests served statelessly and 2025-era requests by its stateless legacy leg), behind: the
+ * Creates the remote-MCP gate, behind which both protocol eras are served on one path: 2026-07-28 requests by the
+ * SDK v2 `createMcpHandler` (a fresh server per request, stateless), 2025-era requests by a sessionful leg
+ * (`Mcp-Session-Id`, JSON answers, sessions bound to the caller that opened them). In front of both: the
  * Host/Origin allow-list (421/403), the unauthenticated RFC 9728 metadata document, and the bearer audience
  * check (every refusal one 401 with a `Bearer` challenge naming the metadata). Scope is never enforced here.
  */
@@ -59,23 +65,29 @@ export function createGate(options: GateOptions): Gate {
   const table = toolTable(options.tools)
   const emit = options.onEvent ?? (() => {})
   const onFault: FaultReporter = (code, tool, error) => emit({ kind: 'fault', code, tool, error })
-  const mcp = createMcpHandler(
-    (ctx) => {
-      const auth = ctx.authInfo
-      return buildGateServer({
-        serverInfo: options.serverInfo,
-        instructions: options.instructions,
-        table,
-        budget: options.budget,
-        caller: { id: auth?.clientId ?? '', scopes: auth?.scopes ?? [] },
-        onFault,
-      })
-    },
-    { onerror: (error) => emit({ kind: 'fault', code: 'sdk', error }) },
-  )
-  const node = toNodeHandler(mcp, {
-    maxRequestBodySize: options.maxBodyBytes ?? 1_048_576,
+  const maxBodyBytes = options.maxBodyBytes ?? 1_048_576
+  const build = () =>
+    buildGateServer({
+      serverInfo: options.serverInfo,
+      instructions: options.instructions,
+      table,
+      budget: options.budget,
+      onFault,
+    })
+  // legacy 'reject': 2025-era traffic never reaches this handler; the sessionful leg below owns it.
+  const mcp = createMcpHandler(build, {
+    legacy: 'reject',
+    onerror: (error) => emit({ kind: 'fault', code: 'sdk', error }),
+  })
+  const modern = toNodeHandler(mcp, {
+    maxRequestBodySize: maxBodyBytes,
     onerror: (error) => emit({ kind: 'fault', code: 'adapter', error }),
+  })
+  const legacy = new LegacySessions({
+    build,
+    ...(options.sessionIdleMs !== undefined ? { idleMs: options.sessionIdleMs } : {}),
+    ...(options.maxSessions !== undefined ? { maxSessions: options.maxSessions } : {}),
+    onError: (error) => emit({ kind: 'fault', code: 'legacy-transport', error }),
   })
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -115,8 +127,20 @@ export function createGate(options: GateOptions): Gate {
       expiresAt: admission.expiresAt,
       resource: new URL(admission.resource),
     }
-    ;(req as IncomingMessage & { auth?: AuthInfo }).auth = auth
-    await node(req, res)
+    const raw = await readBody(req, maxBodyBytes)
+    if (raw === undefined) {
+      return send(res, 413, { 'content-type': 'application/json', connection: 'close' }, TOO_LARGE)
+    }
+    // The body has been read once; both legs get a replay of the same bytes.
+    const replay = replayOf(req, raw, auth)
+    const parsed = parseOrUndefined(raw)
+    if (await isLegacyRequest(await toWebRequest(replay), parsed)) {
+      // The legacy transport takes the parsed body and never reads the (consumed) stream again.
+      ;(req as IncomingMessage & { auth?: AuthInfo }).auth = auth
+      await legacy.handle(req, res, parsed, admission.subject)
+    } else {
+      await modern(replay as unknown as IncomingMessage, res)
+    }
   }
 
   return {
@@ -124,7 +148,47 @@ export function createGate(options: GateOptions): Gate {
     endpointPath: identity.endpointPath,
     metadataPath: identity.metadataPath,
     metadataUrl: identity.metadataUrl,
-    close: () => mcp.close(),
+    async close() {
+      await legacy.close()
+      await mcp.close()
+    },
+  }
+}
+
+const TOO_LARGE = '{"jsonrpc":"2.0","error":{"code":-32000,"message":"Request body too large"},"id":null}'
+
+/** Reads the whole body, or undefined once it passes `max` bytes. */
+async function readBody(req: IncomingMessage, max: number): Promise<Buffer | undefined> {
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length
+    if (size > max) return undefined
+    chunks.push(chunk as Buffer)
+  }
+  return Buffer.concat(chunks)
+}
+
+// A structural stand-in for the request whose stream was consumed: a fresh iterator over the same bytes per use.
+function replayOf(req: IncomingMessage, raw: Buffer, auth: AuthInfo) {
+  return {
+    method: req.method,
+    url: req.url,
+    headers: req.headers,
+    auth,
+    async *[Symbol.asyncIterator]() {
+      if (raw.length > 0) yield raw
+    },
+  }
+}
+
+function parseOrUndefined(raw: Buffer): unknown {
+  if (raw.length === 0) return undefined
+  try {
+    return JSON.parse(raw.toString('utf8'))
+  } catch {
+    // Not JSON: the SDK's own parser answers it with the proper JSON-RPC parse error.
+    return undefined
   }
 }
 

@@ -4,6 +4,7 @@ import { after, before, describe, test } from 'node:test'
 import { type AnyClient, CLIENT_PATHS, connect, firstText } from './support/clients.ts'
 import { ELSEWHERE, RESOURCE, type Running, startGate } from './support/fixture.ts'
 
+type ToolsList = { result: { tools: Array<{ name: string }> } }
 const NO_SUCH_TOOL = 'no tool by that name is available to this caller'
 const OVER_BUDGET = 'this caller has spent its share of the upstream budget'
 const CHALLENGE =
@@ -15,6 +16,31 @@ const initializeBody = JSON.stringify({
   method: 'initialize',
   params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
 })
+
+async function rawPost(g: Running, token: string, body: unknown, session?: string): Promise<Response> {
+  return fetch(g.url, {
+    method: 'POST',
+    headers: {
+      accept: 'application/json, text/event-stream',
+      'content-type': 'application/json',
+      authorization: `Bearer ${token}`,
+      ...(session ? { 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' } : {}),
+    },
+    body: JSON.stringify(body),
+  })
+}
+
+/** initialize + initialized by hand; returns the session id. */
+async function openRawSession(g: Running, token: string): Promise<string> {
+  const init = await rawInitialize(g, { authorization: `Bearer ${token}` })
+  assert.equal(init.status, 200)
+  const session = init.headers.get('mcp-session-id')
+  assert.ok(session !== null && /^[\x21-\x7e]+$/.test(session))
+  await init.text()
+  const done = await rawPost(g, token, { jsonrpc: '2.0', method: 'notifications/initialized' }, session)
+  assert.equal(done.status, 202)
+  return session
+}
 
 async function rawInitialize(g: Running, headers: Record<string, string>): Promise<Response> {
   return fetch(g.url, {
@@ -296,29 +322,101 @@ describe('the budget is charged first on every tools/call (v2 modern and v1 clie
     const g = await startGate()
     try {
       const token = await g.issuer.mint({ subject: 'agent-alpha', scopes: ['rates:read'] })
-      const res = await fetch(g.url, {
-        method: 'POST',
-        headers: {
-          accept: 'application/json, text/event-stream',
-          'content-type': 'application/json',
-          authorization: `Bearer ${token}`,
-        },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 42, arguments: {} } }),
-      })
+      const session = await openRawSession(g, token)
+      const res = await rawPost(
+        g,
+        token,
+        { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 42, arguments: {} } },
+        session,
+      )
       assert.equal(res.status, 200)
-      const body = await res.text()
-      const data = body.startsWith('{')
-        ? body
-        : (body
-            .split('\n')
-            .find((l) => l.startsWith('data: '))
-            ?.slice(6) ?? '')
-      assert.deepEqual(JSON.parse(data).result, { content: [{ type: 'text', text: NO_SUCH_TOOL }], isError: true })
+      assert.deepEqual(((await res.json()) as { result: unknown }).result, {
+        content: [{ type: 'text', text: NO_SUCH_TOOL }],
+        isError: true,
+      })
       const c = await connect('v2-modern', g.url, token)
       assert.equal(await countUntilRefused(c, 'calendar.why', { day: 'x' }, undefined), 44)
       await c.close()
     } finally {
       await g.close()
     }
+  })
+})
+
+describe('2025-era sessions', () => {
+  let g: Running
+  before(async () => {
+    g = await startGate()
+  })
+  after(() => g.close())
+
+  test('initialize answers JSON with an Mcp-Session-Id; requests without one are 400', async () => {
+    const token = await g.issuer.mint({ subject: 'agent-beta', scopes: ['rates:read'] })
+    const init = await rawInitialize(g, { authorization: `Bearer ${token}` })
+    assert.equal(init.headers.get('content-type'), 'application/json')
+    assert.ok(init.headers.get('mcp-session-id'))
+    const body = (await init.json()) as { result: { serverInfo: { name: string } } }
+    assert.equal(body.result.serverInfo.name, 'gate-test')
+    const orphan = await rawPost(g, token, { jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} })
+    assert.equal(orphan.status, 400)
+  })
+
+  test('a session is bound to its caller: another caller with a valid token is told it does not exist', async () => {
+    const alpha = await g.issuer.mint({ subject: 'agent-alpha', scopes: ['rates:read'] })
+    const beta = await g.issuer.mint({ subject: 'agent-beta', scopes: ['rates:read'] })
+    const session = await openRawSession(g, alpha)
+    const own = await rawPost(g, alpha, { jsonrpc: '2.0', id: 3, method: 'tools/list', params: {} }, session)
+    assert.equal(own.status, 200)
+    assert.deepEqual(
+      ((await own.json()) as ToolsList).result.tools.map((t: { name: string }) => t.name),
+      ['calendar.why', 'rates.window'],
+    )
+    const foreign = await rawPost(g, beta, { jsonrpc: '2.0', id: 4, method: 'tools/list', params: {} }, session)
+    const unknown = await rawPost(
+      g,
+      beta,
+      { jsonrpc: '2.0', id: 4, method: 'tools/list', params: {} },
+      'no-such-session',
+    )
+    assert.equal(foreign.status, 404)
+    assert.equal(unknown.status, 404)
+    assert.equal(await foreign.text(), await unknown.text())
+  })
+
+  test("scopes are read from each request's token, not from the one that opened the session", async () => {
+    const narrow = await g.issuer.mint({ subject: 'agent-alpha', scopes: ['rates:read'] })
+    const wide = await g.issuer.mint({ subject: 'agent-alpha', scopes: ['rates:read', 'series:list'] })
+    const session = await openRawSession(g, narrow)
+    const listed = await rawPost(g, wide, { jsonrpc: '2.0', id: 5, method: 'tools/list', params: {} }, session)
+    assert.deepEqual(
+      ((await listed.json()) as ToolsList).result.tools.map((t: { name: string }) => t.name),
+      ['calendar.why', 'rates.window', 'series.catalogue'],
+    )
+  })
+
+  test('DELETE ends a session; the id is then unknown', async () => {
+    const token = await g.issuer.mint({ subject: 'agent-beta', scopes: [] })
+    const session = await openRawSession(g, token)
+    const del = await fetch(g.url, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${token}`, 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' },
+    })
+    assert.equal(del.status, 200)
+    const after = await rawPost(g, token, { jsonrpc: '2.0', id: 6, method: 'tools/list', params: {} }, session)
+    assert.equal(after.status, 404)
+  })
+
+  test('a body over the limit is 413 before the SDK sees it', async () => {
+    const token = await g.issuer.mint({ subject: 'agent-beta', scopes: [] })
+    const res = await fetch(g.url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        authorization: `Bearer ${token}`,
+      },
+      body: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"pad":"${'x'.repeat(1_100_000)}"}}`,
+    })
+    assert.equal(res.status, 413)
   })
 })

@@ -29,42 +29,52 @@ const refusal = (text: string): CallToolResult => ({ content: [{ type: 'text', t
  * 3. only then hand over to the SDK's own validation and the tool. `McpServer` has no such hook, hence `Server`.
  */
 class GateServer extends Server {
-  gate: ((request: JSONRPCRequest) => Promise<CallToolResult | undefined>) | undefined
+  gate: ((request: JSONRPCRequest, ctx: ServerContext) => Promise<CallToolResult | undefined>) | undefined
 
   protected override _wrapHandler(method: string, handler: Handler): Handler {
     const inner = super._wrapHandler(method, handler)
     if (method !== 'tools/call') return inner
     return async (request, ctx) => {
-      const refused = this.gate ? await this.gate(request) : refusal(NO_SUCH_TOOL)
+      const refused = this.gate ? await this.gate(request, ctx) : refusal(NO_SUCH_TOOL)
       return refused ?? inner(request, ctx)
     }
   }
 }
 
-/** Builds one per-request SDK server for one caller. Cheap: the tool table is compiled once, outside. */
+/** The caller of one request, from the AuthInfo the HTTP layer attached after the audience check. */
+export function callerOf(ctx: ServerContext): Caller {
+  const auth = ctx.http?.authInfo
+  return { id: auth?.clientId ?? '', scopes: auth?.scopes ?? [] }
+}
+
+/**
+ * Builds an SDK server. The caller is read from each request's context, never fixed at construction, so one
+ * server may serve a whole legacy session whose token is re-verified on every request. Cheap: the tool table is
+ * compiled once, outside.
+ */
 export function buildGateServer(options: {
   serverInfo: { name: string; version: string }
   instructions: string | undefined
   table: ToolTable
   budget: Budget
-  caller: Caller
   onFault: FaultReporter
 }): Server {
-  const { table, budget, caller, onFault } = options
+  const { table, budget, onFault } = options
   const server = new GateServer(options.serverInfo, {
     capabilities: { tools: { listChanged: false } },
     ...(options.instructions !== undefined ? { instructions: options.instructions } : {}),
     // The listing depends on the caller's grants, so no shared cache may hold it.
     cacheHints: { 'tools/list': { ttlMs: 0, cacheScope: 'private' } },
   })
-  server.gate = async (request) => {
+  server.gate = async (request, ctx) => {
+    const caller = callerOf(ctx)
     const decision = await budget.request(caller.id)
     if (!decision.admitted) return refusal(OVER_BUDGET)
     const params = request.params as { name?: unknown } | undefined
     return table.granted(params?.name, caller.scopes) === undefined ? refusal(NO_SUCH_TOOL) : undefined
   }
-  server.setRequestHandler('tools/list', async () => ({
-    tools: table.visibleTo(caller.scopes).map(({ tool }) => ({
+  server.setRequestHandler('tools/list', async (_request, ctx) => ({
+    tools: table.visibleTo(callerOf(ctx).scopes).map(({ tool }) => ({
       name: tool.name,
       ...(tool.title !== undefined ? { title: tool.title } : {}),
       description: tool.description,
@@ -72,9 +82,9 @@ export function buildGateServer(options: {
       ...(tool.outputSchema !== undefined ? { outputSchema: tool.outputSchema as { type: 'object' } } : {}),
     })),
   }))
-  server.setRequestHandler('tools/call', async (request) => {
+  server.setRequestHandler('tools/call', async (request, ctx) => {
     // The gate has already charged and admitted this name; the lookup cannot miss, but stays total.
-    const compiled = table.granted(request.params.name, caller.scopes)
+    const compiled = table.granted(request.params.name, callerOf(ctx).scopes)
     if (compiled === undefined) return refusal(NO_SUCH_TOOL)
     const args = request.params.arguments ?? {}
     if (!compiled.validateInput(args))
