@@ -9,7 +9,7 @@ const pkg = fileURLToPath(new URL('..', import.meta.url))
 test('the README errors table and errors.ts list the same codes', () => {
   const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8')
   const source = readFileSync(new URL('../src/errors.ts', import.meta.url), 'utf8')
-  const inReadme = new Set([...readme.matchAll(/^\| `(ERR_PLATFORM_[A-Z_]+)` \|/gm)].map((m) => m[1]))
+  const inReadme = new Set([...readme.matchAll(/^\| `(ERR_PLATFORM_[A-Z_]+)` +\|/gm)].map((m) => m[1]))
   const inSource = new Set([...source.matchAll(/'(ERR_PLATFORM_[A-Z_]+)'/g)].map((m) => m[1]))
   assert.deepEqual([...inReadme].sort(), [...inSource].sort())
   assert.equal(inSource.size, 16)

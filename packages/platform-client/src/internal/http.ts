@@ -43,6 +43,7 @@ export function exchange(out: Outgoing, options: ExchangeOptions): Promise<Recei
   return new Promise<Received>((resolve, reject) => {
     const send = out.url.protocol === 'https:' ? httpsRequest : httpRequest
     let settled = false
+    let responding = false
     const finish = (error: unknown, value?: Received) => {
       if (settled) return
       settled = true
@@ -59,6 +60,8 @@ export function exchange(out: Outgoing, options: ExchangeOptions): Promise<Recei
         agent: false,
       },
       (res) => {
+        // From here the response owns the outcome: a reset while reading is judged by the reader.
+        responding = true
         const status = res.statusCode ?? 0
         if (status >= 300 && status < 400) {
           res.resume()
@@ -93,7 +96,9 @@ export function exchange(out: Outgoing, options: ExchangeOptions): Promise<Recei
       finish(new RequestTimedOut(options.timeoutMs))
       req.destroy()
     }, options.timeoutMs)
-    req.on('error', (error) => finish(error))
+    req.on('error', (error) => {
+      if (!responding) finish(error)
+    })
     req.end(out.body)
   })
 }
@@ -111,9 +116,15 @@ function readBody(res: IncomingMessage, maxBytes: number): Promise<Buffer> {
       }
       chunks.push(chunk)
     })
-    res.on('end', () => resolve(Buffer.concat(chunks)))
-    res.on('error', reject)
-    res.on('aborted', () => reject(new NetworkFailure('the response was cut')))
+    let ended = false
+    res.on('end', () => {
+      ended = true
+      resolve(Buffer.concat(chunks))
+    })
+    res.on('error', () => reject(new NetworkFailure('the response was cut')))
+    res.on('close', () => {
+      if (!ended) reject(new NetworkFailure('the response was cut'))
+    })
   })
 }
 
@@ -147,7 +158,7 @@ function readSse(res: IncomingMessage, options: ExchangeOptions): Promise<Buffer
     const end = () => {
       if (done) return
       parser.feed(decoder.decode())
-      parser.reset({ consume: true })
+      // An event not terminated by a blank line is discarded (as EventSource does): a cut event is no answer.
       if (!done) {
         done = true
         resolve(undefined)
@@ -155,12 +166,8 @@ function readSse(res: IncomingMessage, options: ExchangeOptions): Promise<Buffer
     }
     res.on('end', end)
     res.on('close', end)
-    res.on('error', (error) => {
-      if (!done) {
-        done = true
-        reject(error)
-      }
-    })
+    // A stream cut before our answer is a stream that ended without one (the platform counts it as a 5xx).
+    res.on('error', end)
   })
 }
 
