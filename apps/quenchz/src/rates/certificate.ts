@@ -88,7 +88,9 @@ export function buildCertificate(input: CertificateInput): CertificateResult {
     else delivered.add(day)
   }
   if (strays.length > 0) {
-    const first = Math.min(...strays)
+    // A loop, not Math.min(...strays): a spread of a very long list overflows the stack.
+    let first = strays[0] as number
+    for (const d of strays) if (d < first) first = d
     return {
       ok: false,
       message: `${strays.length} delivered dates fall outside the window this certificate is about, the first being ${formatDay(first)}. Clip before asking, because a certificate counting observations it did not examine describes a different window from the one it names`,

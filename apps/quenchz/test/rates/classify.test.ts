@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
-import { classify, refusalText } from '../../src/rates/index.js'
+import { classify, refusalText, type UpstreamOutcome } from '../../src/rates/index.js'
 import { CASSETTES, NO_CASSETTES, sdmxCsv } from './support/shared.js'
 
 const bytes = (text: string) => Buffer.from(text, 'utf8')
@@ -153,5 +153,15 @@ describe('the recorded bodies classify as the digest maps them', { skip: NO_CASS
     const outcome = classify({ status: 404, body: body('unknown-series-key') })
     assert.equal(outcome.kind, 'unknown_series')
     assert.match(outcome.detail, /^No Series was returned for the query: <\?xml/)
+  })
+})
+
+describe('exhaustiveness', () => {
+  test('an outcome that is neither answered nor refused is a hard internal error, never a silent answer', () => {
+    const invented = { kind: 'rate_limited', detail: 'x' } as unknown as UpstreamOutcome
+    assert.throws(() => refusalText(invented), {
+      code: 'ERR_QUENCHZ_UNREACHABLE',
+      message: 'Expected code to be unreachable',
+    })
   })
 })

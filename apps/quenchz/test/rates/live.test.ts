@@ -184,6 +184,18 @@ describe('live source: statuses, timeouts and the cache', () => {
     assert.equal(server.requests.filter((r) => r === path).length - before, 1)
   })
 
+  test('sixteen concurrent calls for one window ask the vendor once', async () => {
+    const path = at('NOK', '2026-03-02', '2026-03-06')
+    server.routes.set(path, reply(200, 'text/csv', sdmxCsv([['2026-03-02', '11.2']], 'NOK')))
+    const source = await live()
+    const call = windowOf(source)
+    const answers = await Promise.all(
+      Array.from({ length: 16 }, () => call({ currency: 'NOK', start: '2026-03-02', end: '2026-03-06' })),
+    )
+    assert.equal(new Set(answers.map((a) => a.text)).size, 1)
+    assert.equal(server.requests.filter((r) => r === path).length, 1)
+  })
+
   test('the cache is not trusted for a day that became due after it was filled', async () => {
     let published = false
     server.routes.set(at('SEK', '2026-08-24', '2026-08-24'), () =>

@@ -198,6 +198,20 @@ describe('rates.window', () => {
     assert.equal(text, "no recording named 'no-such'")
   })
 
+  test('a named recording of another currency is refused rather than certified as this one', async () => {
+    assert.equal(
+      refused(
+        await tools['rates.window']!.call({
+          currency: 'GBP',
+          cassette: 'usd-eur-daily-easter-2026',
+          start: '2026-03-30',
+          end: '2026-04-10',
+        }),
+      ),
+      "the recording named 'usd-eur-daily-easter-2026' does not hold EXR.D.GBP.EUR.SP00.A",
+    )
+  })
+
   test('a window no recording covers is refused', async () => {
     assert.equal(
       refused(await tools['rates.window']!.call({ currency: 'GBP', start: '2026-04-01', end: '2026-04-02' })),

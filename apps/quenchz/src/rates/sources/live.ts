@@ -53,6 +53,8 @@ export class LiveSource implements RatesSource {
   private readonly db: Database.Database
   // A failed whole-dataflow query is not repeated on every call; it is asked again after this instant.
   private extentRetryAtMs = 0
+  // Identical requests in flight share one upstream fetch, so a burst for one window still asks once.
+  private readonly inFlight = new Map<string, Promise<Fetched>>()
 
   private constructor(baseUrl: string, cacheFile: string, timeoutMs: number) {
     this.baseUrl = baseUrl.replace(/\/+$/, '')
@@ -76,8 +78,17 @@ export class LiveSource implements RatesSource {
       | undefined
   }
 
+  /** One GET per path at a time; concurrent callers of the same path share it. */
+  private get(path: string, nowMs: number): Promise<Fetched> {
+    const pending = this.inFlight.get(path)
+    if (pending) return pending
+    const fetching = this.fetchOnce(path, nowMs).finally(() => this.inFlight.delete(path))
+    this.inFlight.set(path, fetching)
+    return fetching
+  }
+
   /** One GET with a timeout covering headers and body; never conditional (no If-None-Match, no If-Modified-Since). */
-  private async get(path: string, nowMs: number): Promise<Fetched> {
+  private async fetchOnce(path: string, nowMs: number): Promise<Fetched> {
     this.requestsSent++
     try {
       const response = await fetch(this.baseUrl + path, {

@@ -1,7 +1,7 @@
 // Recorded ECB responses replayed from a directory holding index.json and <name>.body files.
 // Each body's length then SHA-256 is verified on first use; verified bytes are cached so later replays never re-read.
 import { createHash } from 'node:crypto'
-import { readFile } from 'node:fs/promises'
+import { access, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { classify, type UpstreamOutcome } from '../classify.js'
 import { formatDay, parseIsoDay, withThousands } from '../days.js'
@@ -118,7 +118,7 @@ export class RecordingsSource implements RatesSource {
   async isPresent(name: string): Promise<boolean> {
     if (this.verified.has(name)) return true
     try {
-      await readFile(join(this.dir, `${name}.body`))
+      await access(join(this.dir, `${name}.body`))
       return true
     } catch {
       return false
@@ -134,6 +134,13 @@ export class RecordingsSource implements RatesSource {
       const entry = this.entries.find((e) => e.name === request.recording)
       // The list of names that do exist is withheld on purpose: which names exist is what concealment protects.
       if (!entry) return { kind: 'source_refusal', text: `no recording named ${pyRepr(request.recording)}` }
+      const recorded = recordedQuery(entry.url)?.currency
+      if (request.currency !== '' && recorded !== request.currency) {
+        return {
+          kind: 'source_refusal',
+          text: `the recording named ${pyRepr(request.recording)} does not hold ${seriesKey(request.currency)}`,
+        }
+      }
       return this.replay(entry)
     }
     // Otherwise replay the narrowest csvdata recording of this currency whose period covers the window.
