@@ -30,3 +30,19 @@ test('the runner starts quenchz, proves all 22 checks and exits 0', { skip: noDa
   assert.equal(lines.filter((l) => l.startsWith('  ok    ')).length, 22)
   assert.equal(lines.filter((l) => l.startsWith('  FAIL')).length, 0)
 })
+
+test('the runner exits 2 when the server never writes its manifest', { skip: noData }, () => {
+  const run = spawnSync(
+    process.execPath,
+    ['--conditions=@tollgate/source', '--import', 'tsx', join(root, 'apps/prove/src/run-proofs.ts')],
+    {
+      cwd: root,
+      encoding: 'utf8',
+      timeout: 120_000,
+      env: { ...process.env, QUENCHZ_PORT: '', QUENCHZ_ARGS: '--source ftp' },
+    },
+  )
+  assert.equal(run.status, 2)
+  assert.match(run.stderr, /the server never wrote its token manifest/)
+  assert.equal(run.stdout, '')
+})

@@ -74,6 +74,9 @@ export async function startQuenchz(options: QuenchzServerOptions): Promise<Runni
       res.end()
     })
   })
+  // Bound how long a client may take to send a request (slow-loris); answers such as SSE streams are not limited.
+  server.headersTimeout = 10_000
+  server.requestTimeout = 30_000
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
     server.listen(options.port, host, () => {
