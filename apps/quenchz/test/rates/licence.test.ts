@@ -86,5 +86,7 @@ describe('this workspace carries no copy of the data', () => {
     const paths = live.match(/\/service\/data\/[A-Z]+\//g) ?? []
     assert.ok(paths.length > 0)
     assert.deepEqual([...new Set(paths)], ['/service/data/EXR/'])
+    const urls = live.match(/https:\/\/data-api[^'"`\s]*/g) ?? []
+    assert.deepEqual([...new Set(urls)], ['https://data-api.ecb.europa.eu/service/data/EXR'])
   })
 })

@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { after, afterEach, before, describe, test } from 'node:test'
 import {
   createRatesTools,
+  ECB_EXR_BASE,
   LiveSource,
   openSource,
   parseIsoDay,
@@ -163,6 +164,21 @@ describe('live source: statuses, timeouts and the cache', () => {
     cleanups.push(() => source.close())
     const outcome = await windowOf(source)({ currency: 'USD', start: '2026-03-30', end: '2026-04-10' })
     assert.equal(text(outcome), 'the vendor could not answer: the vendor could not be reached')
+  })
+
+  test('the base may be the origin or the EXR base itself; the request path is the same', async () => {
+    const path = at('DKK', '2026-03-02', '2026-03-03')
+    server.routes.set(path, reply(200, 'text/csv', sdmxCsv([['2026-03-02', '7.46']], 'DKK')))
+    const t = tempDir()
+    cleanups.push(t.cleanup)
+    const source = await LiveSource.open({
+      baseUrl: `${server.baseUrl}/service/data/EXR/`,
+      cacheFile: join(t.dir, 'c.sqlite'),
+    })
+    cleanups.push(() => source.close())
+    const result = structured(await windowOf(source)({ currency: 'DKK', start: '2026-03-02', end: '2026-03-03' }))
+    assert.deepEqual(result.observations, [['2026-03-02', 7.46]])
+    assert.equal(ECB_EXR_BASE, 'https://data-api.ecb.europa.eu/service/data/EXR')
   })
 
   test('a window is fetched once, and the SQLite cache survives a reopen', async () => {

@@ -11,6 +11,8 @@ import { overdueAtMs } from '../publication.js'
 import { pyRepr } from '../py-repr.js'
 import { type RatesSource, type SeriesExtent, type SourceRefusal, seriesKey, type WindowRequest } from './source.js'
 
+/** The ECB's own EXR compilation on its Data Portal: the only upstream this source is meant for. */
+export const ECB_EXR_BASE = 'https://data-api.ecb.europa.eu/service/data/EXR'
 /** Default per-request timeout (connect, headers and body together). */
 export const DEFAULT_TIMEOUT_MS = 10_000
 /** How long the catalogue and series-extent answers are reused before asking again. */
@@ -57,7 +59,8 @@ export class LiveSource implements RatesSource {
   private readonly inFlight = new Map<string, Promise<Fetched>>()
 
   private constructor(baseUrl: string, cacheFile: string, timeoutMs: number) {
-    this.baseUrl = baseUrl.replace(/\/+$/, '')
+    // Either the origin or the EXR base (`…/service/data/EXR`) is accepted; requests append the EXR path themselves.
+    this.baseUrl = baseUrl.replace(/\/+$/, '').replace(/\/service\/data\/EXR$/, '')
     this.timeoutMs = timeoutMs
     this.db = new Database(cacheFile)
     this.db.pragma('journal_mode = WAL')
