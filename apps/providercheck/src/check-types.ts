@@ -1,4 +1,4 @@
-import type { CallContext, PlatformClient } from '@tollgate/platform-client'
+import type { CallContext, Era, PlatformClient } from '@tollgate/platform-client'
 import type { CheckId } from './requirements.js'
 
 export type VerdictName = 'pass' | 'fail' | 'skip'
@@ -27,6 +27,7 @@ export class NotApplicable extends Error {}
 
 /** What the fixtures and earlier checks established; later checks read it. */
 export interface KitState {
+  era?: Era
   describe?: { capabilities: Record<string, boolean>; currencies: string[] }
   customer?: Record<string, unknown>
   transaction?: Record<string, unknown>
@@ -48,6 +49,8 @@ export interface KitContext {
   state: KitState
   /** A fresh idempotency key shaped like the platform's: {tenant}:ticket:{uuid}:{operation}:{uuid}. */
   newKey(operation: 'refund' | 'cancel_subscription'): string
+  /** The whole mcp_profile check's budget (the seed's 15 s). */
+  profileBudgetMs: number
   /** Epoch ms clock (injected in tests). */
   now(): number
 }

@@ -98,3 +98,15 @@ for (const { fault, fails, skips } of MATRIX) {
     }
   })
 }
+
+test('a profile check that overruns its budget fails mcp_profile with mcp_profile_timeout', async () => {
+  const target = await freshTarget('slow_list')
+  try {
+    const got = verdicts((await runAgainst(target.url, 'auto', 200)).results)
+    assert.equal(got.mcp_profile, 'fail mcp_profile_timeout')
+    for (const id of AFTER_PROFILE) assert.equal(got[id], 'skip dependency_failed', id)
+    assert.equal(got.get_transaction, 'pass')
+  } finally {
+    await target.close()
+  }
+})

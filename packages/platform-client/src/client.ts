@@ -135,12 +135,18 @@ export class PlatformClient {
   /** The era this client uses for the base URL (detecting it with a discovery when not known yet). */
   async era(): Promise<Era> {
     const url = await this.#baseUrl()
-    const known = this.#knownEra(url)
-    if (known) return known
-    await this.#handshake(url, `eradetect-${randomUUID()}`, {})
-    const found = this.#knownEra(url)
-    if (!found) throw new DiscoveryFailed('no era detected')
-    return found
+    return this.#knownEra(url) ?? this.discover()
+  }
+
+  /**
+   * Opens and closes one session (server/discover, or initialize + initialized + DELETE) and returns the era it
+   * used; detects and caches the era when it is not known. Throws PlatformClientError.
+   */
+  async discover(): Promise<Era> {
+    const url = await this.#baseUrl()
+    const session = await this.#handshake(url, {})
+    await this.#close(url, session, {})
+    return session.era
   }
 
   /**
@@ -196,7 +202,7 @@ export class PlatformClient {
       'dev.supportroute/channel': context.channel,
     }
     if (context.externalTicket !== undefined) meta['dev.supportroute/external_ticket'] = context.externalTicket
-    const session = await this.#handshake(url, requestId, options)
+    const session = await this.#handshake(url, options)
     try {
       const id = this.#nextId()
       const body = {
@@ -220,7 +226,7 @@ export class PlatformClient {
   async listTools(options: { maxPages: number; deadline?: number }): Promise<ToolListing> {
     const url = await this.#baseUrl()
     const deadline = options.deadline
-    const session = await this.#handshake(url, randomUUID(), {}, deadline)
+    const session = await this.#handshake(url, {}, deadline)
     try {
       const pages: ToolPage[] = []
       let cursor: string | undefined
@@ -266,7 +272,7 @@ export class PlatformClient {
   }
 
   // Opens the attempt's session: server/discover on 2026-07-28, initialize + initialized on a legacy server.
-  async #handshake(url: URL, _requestId: string, options: AttemptOptions, deadline?: number): Promise<Session> {
+  async #handshake(url: URL, options: AttemptOptions, deadline?: number): Promise<Session> {
     const known = this.#knownEra(url)
     if (known !== 'legacy') {
       try {

@@ -8,7 +8,8 @@ export const discovery: CheckDefinition = {
   id: 'discovery',
   needs: [],
   async run(ctx) {
-    const era = await ctx.client.era()
+    const era = await ctx.client.discover()
+    ctx.state.era = era
     return era === 'legacy'
       ? 'legacy server: initialize + notifications/initialized'
       : '2026-07-28 server: server/discover'
@@ -32,19 +33,25 @@ export const mcpProfile: CheckDefinition = {
   needs: ['describe'],
   async run(ctx) {
     const started = ctx.now()
-    const deadline = started + SCHEMA_LIMITS.profileBudgetMs
+    const deadline = started + ctx.profileBudgetMs
     let listing: Awaited<ReturnType<typeof ctx.client.listTools>>
     try {
       listing = await ctx.client.listTools({ maxPages: SCHEMA_LIMITS.maxPages, deadline })
     } catch (error) {
       if (error instanceof PlatformClientError && error.code === 'ERR_PLATFORM_TIMEOUT') {
-        throw new CheckFailure('mcp_profile_timeout', 'tools/list did not finish within the 15 s profile budget')
+        throw new CheckFailure(
+          'mcp_profile_timeout',
+          `tools/list did not finish within the ${ctx.profileBudgetMs / 1000} s profile budget`,
+        )
       }
       throw error
     }
     const reason = judgeProfile(listing, ctx.state.describe?.capabilities ?? {})
-    if (ctx.now() - started > SCHEMA_LIMITS.profileBudgetMs) {
-      throw new CheckFailure('mcp_profile_timeout', 'the profile check took longer than 15 s')
+    if (ctx.now() - started > ctx.profileBudgetMs) {
+      throw new CheckFailure(
+        'mcp_profile_timeout',
+        `the profile check took longer than ${ctx.profileBudgetMs / 1000} s`,
+      )
     }
     return reason
   },

@@ -19,6 +19,7 @@ export const FAULTS = [
   'six_pages',
   'five_pages',
   'missing_capability_tool',
+  'slow_list',
 ] as const
 export type Fault = (typeof FAULTS)[number]
 
@@ -128,6 +129,8 @@ export async function startFaultProxy(
       args.idempotency_key = `${String(args.idempotency_key)}:${randomUUID()}`
       answer = await forward(method, path, req.headers, Buffer.from(JSON.stringify(msg)), true)
     }
+    // A tools/list that takes 2 s: beyond a lowered profile budget (the test lowers it to 0.2 s).
+    if (fault === 'slow_list' && msg?.method === 'tools/list') await new Promise((r) => setTimeout(r, 2000))
     let text = answer.body.toString('utf8')
     if (answer.status === 200) text = rewrite(text, (m) => transform(m))
     const out = Buffer.from(text, 'utf8')

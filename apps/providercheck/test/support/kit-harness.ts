@@ -36,8 +36,19 @@ export async function freshTarget(fault?: Fault): Promise<Target> {
   }
 }
 
-export function runAgainst(url: string, era: 'auto' | 'legacy' | '2026-07-28' = 'auto'): Promise<KitRun> {
-  return runKit({ baseUrl: url, secret: SECRET, allowPrivate: true, fixtures: FIXTURES, era })
+export function runAgainst(
+  url: string,
+  era: 'auto' | 'legacy' | '2026-07-28' = 'auto',
+  profileBudgetMs?: number,
+): Promise<KitRun> {
+  return runKit({
+    baseUrl: url,
+    secret: SECRET,
+    allowPrivate: true,
+    fixtures: FIXTURES,
+    era,
+    ...(profileBudgetMs !== undefined && { profileBudgetMs }),
+  })
 }
 
 /** id → "verdict code" for compact, readable assertions. */
