@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs'
+import { chmodSync, writeFileSync } from 'node:fs'
 import type { InProcessIssuer } from '@tollgate/gate'
 import { SOURCE_ATTRIBUTION } from '../rates/index.js'
 import { BUDGET, CALLERS, ELSEWHERE, RESOURCE } from './constants.js'
@@ -49,4 +49,6 @@ export async function buildTokenManifest(
 /** Writes the manifest as 2-space JSON with a trailing newline, readable by the owner only (it holds bearer tokens). */
 export function writeTokenManifest(path: string, manifest: TokenManifest): void {
   writeFileSync(path, `${JSON.stringify(manifest, null, 2)}\n`, { mode: 0o600 })
+  // `mode` applies only when the file is created; an existing file is narrowed too.
+  chmodSync(path, 0o600)
 }

@@ -1,6 +1,6 @@
 // The interop CLI: the tokens-path guard, the manifest it writes before listening, and its argument errors.
 import assert from 'node:assert/strict'
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, test } from 'node:test'
@@ -65,6 +65,7 @@ describe('the token manifest', { skip: NO_CASSETTES }, () => {
     assert.equal(err, `tokens written to ${path}`)
     const text = readFileSync(path, 'utf8')
     assert.ok(text.endsWith('}\n'))
+    assert.equal(statSync(path).mode & 0o777, 0o600)
     const manifest = JSON.parse(text)
     assert.deepEqual(Object.keys(manifest), ['url', 'callers', 'budget', 'tokens', 'source'])
     assert.equal(manifest.url, 'http://127.0.0.1:8931/mcp')
