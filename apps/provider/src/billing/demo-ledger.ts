@@ -156,7 +156,16 @@ export class DemoLedger implements BillingPort {
 
   async assessRefund(command: RefundCommand): Promise<BillingRefusal | undefined> {
     const doc = await this.#store.ledgerGet('transaction', command.transaction_ref)
-    const hold = doc?._hold as { code: string; message: string } | undefined
+    if (doc === undefined) return undefined
+    const customer = await this.#store.ledgerGet('customer', String(doc.customer_ref))
+    if (customer !== undefined && customer.account_status !== 'active') {
+      return {
+        status: 'refused',
+        code: 'account_restricted',
+        message: 'the account is restricted; refunds are blocked',
+      }
+    }
+    const hold = doc._hold as { code: string; message: string } | undefined
     return hold === undefined ? undefined : { status: 'refused', code: hold.code, message: hold.message }
   }
 

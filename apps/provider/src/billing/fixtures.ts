@@ -171,7 +171,15 @@ export function demoFixtures(nowMs: number): LedgerDoc[] {
         failure_code: failure,
       },
     })),
-    // A roomy charge for tests and benchmarks that make many refunds.
+    // Roomy charges for tests and benchmarks that make many refunds (a pool, so no one charge piles up refunds).
     charge('ch_9001', { customer_ref: 'cus_1001', amount: usd(900_000_000), description: 'bulk test charge' }),
+    customer('cus_9001', { emails: [mail('load')] }),
+    ...Array.from({ length: 64 }, (_, i) =>
+      charge(`ch_91${String(i).padStart(2, '0')}`, {
+        customer_ref: 'cus_9001',
+        amount: usd(900_000_000),
+        description: 'load test charge',
+      }),
+    ),
   ]
 }

@@ -1,0 +1,224 @@
+// npm run bench -w apps/provider: signed sr_get_transaction and sr_refund (fresh keys) at concurrency 16, as
+// 2026-07-28 single-request calls and as legacy 4-request attempts (initialize, initialized, tools/call, DELETE),
+// each against (a) the bare per-request SDK v2 server and (b) a raw node:http HMAC-only server (the floor), all in
+// this run. Loopback only; each scenario is bounded by a call count and a time limit.
+import { type ChildProcess, spawn } from 'node:child_process'
+import http from 'node:http'
+import { fileURLToPath } from 'node:url'
+import { signHeaders } from '@tollgate/signing'
+
+const SECRET = 'srmps_bench_0123456789abcdef0123456789abcdef'
+const CONCURRENCY = 16
+const MAX_CALLS = Number(process.env.BENCH_CALLS ?? 3000)
+const MAX_MS = Number(process.env.BENCH_MS ?? 8000)
+const WARMUP = 300
+const APP = fileURLToPath(new URL('..', import.meta.url))
+
+type Kind = 'provider' | 'bare' | 'raw'
+
+async function startServer(kind: Kind): Promise<{ url: string; child: ChildProcess }> {
+  const args = [
+    ...(process.env.BENCH_PROF === kind ? ['--cpu-prof', '--cpu-prof-dir', '.tmp/prof'] : []),
+    '--conditions=@tollgate/source',
+    '--import',
+    'tsx',
+    'bench/servers.ts',
+    kind,
+  ]
+  const child = spawn(process.execPath, args, { cwd: APP, stdio: ['ignore', 'pipe', 'inherit'] })
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = ''
+    child.stdout?.on('data', (d: Buffer) => {
+      out += d.toString()
+      const m = /READY (\S+)/.exec(out)
+      if (m?.[1] !== undefined) resolve(m[1])
+    })
+    child.once('exit', (code) => reject(new Error(`${kind} server exited ${code}`)))
+  })
+  return { url, child }
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY })
+
+interface Reply {
+  status: number
+  headers: http.IncomingHttpHeaders
+  body: string
+}
+
+function send(url: URL, method: string, body: string, headers: Record<string, string>): Promise<Reply> {
+  const signed = signHeaders(SECRET, { method, host: url.host, path: url.pathname, body: Buffer.from(body), key: '' })
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      url,
+      {
+        method,
+        agent,
+        headers: { ...headers, ...signed, ...(body !== '' && { 'content-length': Buffer.byteLength(body) }) },
+      },
+      (res) => {
+        let data = ''
+        res.setEncoding('utf8')
+        res.on('data', (c: string) => {
+          data += c
+        })
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: data }))
+      },
+    )
+    req.on('error', reject)
+    req.end(body)
+  })
+}
+
+let seq = 0
+const ENVELOPE = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientCapabilities': {},
+}
+const JSON_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }
+
+type Tool = 'read' | 'refund'
+function toolCall(kind: Kind, tool: Tool): { name: string; args: Record<string, unknown> } {
+  if (kind === 'bare') return { name: 'noop', args: {} }
+  if (tool === 'read') return { name: 'sr_get_transaction', args: { transaction_ref: 'ch_1001' } }
+  return {
+    name: 'sr_refund',
+    args: {
+      idempotency_key: `bench-${process.pid}-${++seq}`,
+      request: {
+        transaction_ref: `ch_91${String(seq % 64).padStart(2, '0')}`,
+        amount: { amount_minor: 1, currency: 'USD' },
+        reason: 'goodwill',
+        dry_run: false,
+      },
+    },
+  }
+}
+
+function check(kind: Kind, r: Reply, expect: number, what: string) {
+  // The floor answers 200 to everything it verified.
+  if (kind === 'raw') expect = 200
+  if (r.status !== expect) throw new Error(`${kind} ${what}: HTTP ${r.status} ${r.body.slice(0, 200)}`)
+  if (kind === 'provider' && what === 'tools/call' && !r.body.includes('"structuredContent"')) {
+    throw new Error(`${kind} tools/call: no structuredContent ${r.body.slice(0, 200)}`)
+  }
+  if (kind === 'provider' && what === 'tools/call' && r.body.includes('"isError":true')) {
+    throw new Error(`${kind} tools/call: error ${r.body.slice(0, 300)}`)
+  }
+}
+
+async function modernCall(kind: Kind, url: URL, tool: Tool) {
+  const { name, args } = toolCall(kind, tool)
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id: ++seq,
+    method: 'tools/call',
+    params: { name, arguments: args, _meta: ENVELOPE },
+  })
+  const r = await send(url, 'POST', body, {
+    ...JSON_HEADERS,
+    'mcp-protocol-version': '2026-07-28',
+    'mcp-method': 'tools/call',
+    'mcp-name': name,
+  })
+  check(kind, r, 200, 'tools/call')
+}
+
+async function legacyAttempt(kind: Kind, url: URL, tool: Tool) {
+  const init = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bench', version: '1' } },
+  })
+  const r1 = await send(url, 'POST', init, JSON_HEADERS)
+  check(kind, r1, 200, 'initialize')
+  const session = r1.headers['mcp-session-id']
+  const sh: Record<string, string> = {
+    ...JSON_HEADERS,
+    'mcp-protocol-version': '2025-11-25',
+    ...(typeof session === 'string' && { 'mcp-session-id': session }),
+  }
+  const r2 = await send(url, 'POST', JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }), sh)
+  check(kind, r2, 202, 'initialized')
+  const { name, args } = toolCall(kind, tool)
+  const r3 = await send(
+    url,
+    'POST',
+    JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name, arguments: args } }),
+    sh,
+  )
+  check(kind, r3, 200, 'tools/call')
+  // The bare stateless leg issues no session: its DELETE is a 405, as the digest observed.
+  const r4 = await send(url, 'DELETE', '', sh)
+  check(kind, r4, typeof session === 'string' ? 200 : kind === 'raw' ? 200 : 405, 'DELETE')
+}
+
+interface Result {
+  perSecond: number
+  p99Ms: number
+  count: number
+}
+
+async function run(fn: () => Promise<void>): Promise<Result> {
+  for (let i = 0; i < WARMUP; i += CONCURRENCY) await Promise.all(Array.from({ length: CONCURRENCY }, fn))
+  const latencies: number[] = []
+  const started = performance.now()
+  let issued = 0
+  const worker = async () => {
+    while (issued < MAX_CALLS && performance.now() - started < MAX_MS) {
+      issued++
+      const t0 = performance.now()
+      await fn()
+      latencies.push(performance.now() - t0)
+    }
+  }
+  await Promise.all(Array.from({ length: CONCURRENCY }, worker))
+  const elapsed = (performance.now() - started) / 1000
+  latencies.sort((a, b) => a - b)
+  return {
+    perSecond: latencies.length / elapsed,
+    p99Ms: latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * 0.99))] ?? 0,
+    count: latencies.length,
+  }
+}
+
+const scenarios = [
+  { name: 'modern sr_get_transaction', era: 'modern', tool: 'read' },
+  { name: 'modern sr_refund (fresh keys)', era: 'modern', tool: 'refund' },
+  { name: 'legacy attempt sr_get_transaction', era: 'legacy', tool: 'read' },
+  { name: 'legacy attempt sr_refund (fresh keys)', era: 'legacy', tool: 'refund' },
+] as const
+
+const results: Record<string, Record<Kind, Result>> = {}
+for (const kind of ['raw', 'bare', 'provider'] as Kind[]) {
+  const { url, child } = await startServer(kind)
+  try {
+    for (const s of scenarios) {
+      // The baselines have no refund: they run the same request shapes with their no-op (bare) or no tool (raw).
+      if (kind !== 'provider' && s.tool === 'refund') continue
+      const u = new URL(url)
+      const r = await run(() => (s.era === 'modern' ? modernCall(kind, u, s.tool) : legacyAttempt(kind, u, s.tool)))
+      results[s.name] ??= {} as Record<Kind, Result>
+      ;(results[s.name] as Record<Kind, Result>)[kind] = r
+    }
+  } finally {
+    child.kill('SIGINT')
+    await new Promise((r) => child.once('exit', r))
+  }
+}
+
+const fmt = (r: Result) => `${r.perSecond.toFixed(0).padStart(6)}/s p99 ${r.p99Ms.toFixed(1).padStart(6)} ms`
+console.log(`concurrency ${CONCURRENCY}, ≤${MAX_CALLS} calls or ${MAX_MS} ms per scenario, loopback, signed requests`)
+console.log('unit: calls/s for modern single requests, attempts/s (4 requests each) for legacy')
+for (const s of scenarios) {
+  const base = (results[s.era === 'modern' ? 'modern sr_get_transaction' : 'legacy attempt sr_get_transaction'] ??
+    {}) as Record<Kind, Result>
+  const mine = results[s.name]?.provider
+  if (mine === undefined || base.bare === undefined || base.raw === undefined) continue
+  console.log(
+    `${s.name.padEnd(40)} provider ${fmt(mine)} | bare SDK ${fmt(base.bare)} | raw HMAC ${fmt(base.raw)} | ` +
+      `×bare ${(mine.perSecond / base.bare.perSecond).toFixed(2)} ×raw ${(mine.perSecond / base.raw.perSecond).toFixed(2)}`,
+  )
+}
+agent.destroy()

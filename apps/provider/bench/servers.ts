@@ -1,0 +1,72 @@
+// Bench servers, one per process (argv[2]): 'provider' (this package on a temp SQLite file), 'bare' (SDK v2 as its
+// README shows: createMcpHandler, a new McpServer with one no-op tool per request) and 'raw' (node:http that only
+// verifies the HMAC: the floor). Prints "READY <url>" and serves until killed.
+import { mkdtempSync } from 'node:fs'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { toNodeHandler } from '@modelcontextprotocol/node'
+import { createMcpHandler, McpServer } from '@modelcontextprotocol/server'
+import { SIGNATURE_HEADER, SignatureVerifier, TIMESTAMP_HEADER } from '@tollgate/signing'
+import { readStreamBounded } from '@tollgate/strict-json'
+import { pino } from 'pino'
+import { startProvider } from '../src/index.js'
+
+export const BENCH_SECRET = 'srmps_bench_0123456789abcdef0123456789abcdef'
+const kind = process.argv[2]
+
+function listen(server: ReturnType<typeof createServer>): Promise<string> {
+  return new Promise((resolve) => {
+    server.keepAliveTimeout = 65_000
+    server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`))
+  })
+}
+
+if (kind === 'provider') {
+  const dir = mkdtempSync(join(tmpdir(), 'tollgate-bench-'))
+  const p = await startProvider({
+    secrets: [BENCH_SECRET],
+    store: { kind: 'sqlite', file: join(dir, 'bench.sqlite') },
+    // Real logging (one JSON line per call) into /dev/null: the cost is counted, the output discarded.
+    logger: pino({ level: 'info' }, pino.destination('/dev/null')),
+  })
+  process.stdout.write(`READY ${p.url}\n`)
+} else if (kind === 'bare') {
+  const handler = createMcpHandler(() => {
+    const server = new McpServer({ name: 'bare', version: '1.0.0' })
+    server.registerTool('noop', { description: 'does nothing' }, async () => ({
+      content: [{ type: 'text', text: 'ok' }],
+    }))
+    return server
+  })
+  const node = toNodeHandler(handler)
+  process.stdout.write(`READY ${await listen(createServer((req, res) => void node(req, res)))}\n`)
+} else if (kind === 'raw') {
+  const verifier = new SignatureVerifier({ environment: 'sandbox', secrets: [BENCH_SECRET] })
+  const server = createServer(async (req, res) => {
+    const body = await readStreamBounded(req, 1024 * 1024)
+    const one = (h: string) => {
+      const v = req.headers[h.toLowerCase()]
+      return Array.isArray(v) ? undefined : v
+    }
+    const ok = verifier.verify(
+      { timestamp: one(TIMESTAMP_HEADER), signature: one(SIGNATURE_HEADER) },
+      {
+        method: req.method ?? 'GET',
+        host: one('host') ?? '',
+        path: (req.url ?? '/').split('?')[0] ?? '/',
+        body,
+        key: '',
+      },
+    )
+    const out = ok.ok ? '{"jsonrpc":"2.0","id":1,"result":{}}' : '{"error":{"code":"credentials_rejected"}}'
+    res
+      .writeHead(ok.ok ? 200 : 401, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(out) })
+      .end(out)
+  })
+  process.stdout.write(`READY ${await listen(server)}\n`)
+} else {
+  process.stderr.write('usage: servers.ts provider|bare|raw\n')
+  process.exit(2)
+}
