@@ -6,9 +6,11 @@ import { after, before, describe, test } from 'node:test'
 import { FairBudget, manualClock, NaiveBucket } from '@tollgate/gate'
 import {
   buildCertificate,
+  closingReason,
   createRatesTools,
   MAX_WINDOW_DAYS,
   openSource,
+  PLACEHOLDER_ROWS_END,
   parseIsoDay,
   RecordingsSource,
 } from '../../src/rates/index.js'
@@ -114,9 +116,19 @@ describe('numbers in the prose', () => {
     assert.equal(result.ok && result.certificate.expected_observations, 261)
   })
 
-  test('the full-history figures: 7,140 rows = 7,078 values + 62 placeholders', () => {
+  test('the full-history figures are what the calendar owes: 7,078 open days, 62 weekday closures to 2012-05-01', () => {
     for (const figure of ['7,140', '7,078', '62']) assert.ok(README.includes(figure), figure)
-    assert.equal(7140 - 62, 7078)
+    // The recording spans 1999-01-04 to 2026-08-25; placeholder rows stopped after 2012-05-01.
+    let open = 0
+    let placeholders = 0
+    const last = parseIsoDay('2026-08-25') as number
+    const encodingChange = parseIsoDay(PLACEHOLDER_ROWS_END) as number
+    for (let d = parseIsoDay('1999-01-04') as number; d <= last; d++) {
+      const reason = closingReason(d)
+      if (reason === null) open++
+      else if (reason !== 'weekend' && d <= encodingChange) placeholders++
+    }
+    assert.deepEqual([open, placeholders, open + placeholders], [7078, 62, 7140])
   })
 
   test('the full-history recording is the one the index lists at 1,479,424 bytes', { skip: NO_CASSETTES }, async () => {
