@@ -135,8 +135,11 @@ async function runOne(
   } catch (error) {
     if (error instanceof CheckFailure) return end('fail', error.failureCode, error.message)
     if (error instanceof NotApplicable) return end('skip', 'not_applicable', error.message)
-    if (error instanceof PlatformClientError)
-      return end('fail', CLIENT_CODES[error.code] ?? 'client_error', error.message)
+    if (error instanceof PlatformClientError) {
+      const code = CLIENT_CODES[error.code] ?? 'client_error'
+      const hint = code === 'base_url_rejected' ? ' (a local server needs -allow-private)' : ''
+      return end('fail', code, error.message + hint)
+    }
     // A fault of the kit itself, not of the provider: say so instead of blaming the provider.
     return end('fail', 'kit_error', `the kit failed: ${error instanceof Error ? error.name : 'unknown error'}`)
   }

@@ -87,3 +87,18 @@ test('verify needs exactly one report file', async () => {
   assert.equal((await cli(['verify'])).code, 2)
   assert.equal((await cli(['verify', '/nonexistent/report.json'])).code, 2)
 })
+
+test('without -allow-private a loopback base URL fails discovery before any request, and the rest is skipped', async () => {
+  const r = await cli(
+    SEED_LINE.filter((a) => a !== '-allow-private').map((a) =>
+      a.startsWith('http://') ? 'http://127.0.0.1:9/mcp' : a,
+    ),
+  )
+  assert.equal(r.code, 1)
+  const lines = r.out.split('\n')
+  assert.match(
+    lines[1] as string,
+    /^discovery +fail {2}base_url_rejected +base URL rejected: the scheme must be https \(a local server needs -allow-private\)/,
+  )
+  assert.equal(lines.filter((l) => / skip {2}dependency_failed /.test(l)).length, 19)
+})
