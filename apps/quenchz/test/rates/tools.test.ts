@@ -242,6 +242,44 @@ describe('rates.window', () => {
   })
 })
 
+describe('rates.window over a source that answers every window empty', () => {
+  // A counting port: proves what is refused before the source is asked, and that the far end of the calendar works.
+  let asked = 0
+  const empty: RatesSource = {
+    kind: 'recordings',
+    async window() {
+      asked++
+      return { kind: 'empty_window', detail: 'no observation falls inside the window' }
+    },
+    async catalogue() {
+      return []
+    },
+    async extent() {
+      return null
+    },
+    async close() {},
+  }
+  const window = toolsOver(empty)['rates.window']!
+
+  test('a reversed or too-wide window never reaches the source', async () => {
+    asked = 0
+    refused(await window.call({ currency: 'USD', start: '2026-04-10', end: '2026-03-30' }))
+    refused(await window.call({ currency: 'USD', start: '0001-01-01', end: '9999-12-30' }))
+    assert.equal(asked, 0)
+  })
+
+  test('9999-12-30 to 9999-12-31 is answered: 2 calendar days, both not yet published, no overflow', async () => {
+    const coverage = ok(await window.call({ currency: 'USD', start: '9999-12-30', end: '9999-12-31' })).coverage as {
+      requested_calendar_days: number
+      absent: { not_yet_published: number }
+      window_still_open: boolean
+    }
+    assert.equal(coverage.requested_calendar_days, 2)
+    assert.equal(coverage.absent.not_yet_published, 2)
+    assert.equal(coverage.window_still_open, true)
+  })
+})
+
 describe('calendar.why', () => {
   const why = (day: unknown) => tools['calendar.why']!.call({ day })
   test('Good Friday 2026', async () => {
