@@ -67,10 +67,12 @@ class ParseFailure {
 
 const MAX_SAFE = Number.MAX_SAFE_INTEGER
 const OBJECT_PROTOTYPE = Object.prototype
+const KEY_TABLE_MASK = 1023
 
 class Parser {
   private i = 0
   private readonly n: number
+  private readonly keyTable: (string | undefined)[] = new Array(KEY_TABLE_MASK + 1).fill(undefined)
 
   constructor(
     private readonly t: string,
@@ -174,11 +176,7 @@ class Parser {
           }
           if (sep !== 0x5d /* ] */) this.fail('ERR_STRICT_JSON_SYNTAX', this.i)
         } else {
-          const k = keys.pop()!
-          // Keys are attacker-chosen: `__proto__` (or anything Object.prototype has) must become an own property.
-          if (k in OBJECT_PROTOTYPE)
-            Object.defineProperty(parent, k, { value, writable: true, enumerable: true, configurable: true })
-          else parent[k] = value
+          parent[keys.pop()!] = value
           if (sep === 0x2c /* , */) {
             this.i++
             this.ws()
@@ -199,12 +197,46 @@ class Parser {
   private key(obj: Record<string, unknown>): string {
     const start = this.i
     if (this.t.charCodeAt(start) !== 0x22) this.fail('ERR_STRICT_JSON_SYNTAX', start)
-    const k = this.string()
+    const k = this.keyString()
     // Own keys only: `toString` is not a duplicate just because Object.prototype has it.
     if (Object.hasOwn(obj, k)) this.fail('ERR_STRICT_JSON_DUPLICATE_KEY', start)
+    // Keys are attacker-chosen: a name Object.prototype has (`__proto__`, or a polluted setter) gets an own
+    // placeholder now, so the plain assignment that follows the value can never reach the prototype.
+    if (k in OBJECT_PROTOTYPE) {
+      Object.defineProperty(obj, k, { value: null, writable: true, enumerable: true, configurable: true })
+    }
     this.ws()
     if (this.t.charCodeAt(this.i) !== 0x3a /* : */) this.fail('ERR_STRICT_JSON_SYNTAX', this.i)
     this.i++
+    return k
+  }
+
+  /**
+   * Reads a member name. Names repeat across objects, so an unescaped name seen before is returned from a small
+   * table (no new string, no re-internalisation); escaped names take the general path.
+   */
+  private keyString(): string {
+    const t = this.t
+    const n = this.n
+    const start = this.i + 1
+    let i = start
+    let h = 0
+    for (;;) {
+      if (i >= n) this.fail('ERR_STRICT_JSON_SYNTAX', i)
+      const c = t.charCodeAt(i)
+      if (c === 0x22) break
+      if (c === 0x5c) return this.string()
+      if (c < 0x20) this.fail('ERR_STRICT_JSON_SYNTAX', i)
+      h = (h * 31 + c) | 0
+      i++
+    }
+    this.i = i + 1
+    const len = i - start
+    const slot = (h ^ len) & KEY_TABLE_MASK
+    const cached = this.keyTable[slot]
+    if (cached !== undefined && cached.length === len && t.startsWith(cached, start)) return cached
+    const k = t.slice(start, i)
+    this.keyTable[slot] = k
     return k
   }
 
@@ -335,8 +367,10 @@ class Parser {
       do c = t.charCodeAt(++i)
       while (c >= 0x30 && c <= 0x39)
     }
+    let hasExponent = false
     if (c === 0x65 || c === 0x45 /* e E */) {
       isInteger = false
+      hasExponent = true
       c = t.charCodeAt(++i)
       if (c === 0x2b || c === 0x2d) c = t.charCodeAt(++i)
       if (!(c >= 0x30 && c <= 0x39)) this.fail('ERR_STRICT_JSON_SYNTAX', i)
@@ -347,8 +381,8 @@ class Parser {
     if (c >= 0x30 && c <= 0x39) this.fail('ERR_STRICT_JSON_SYNTAX', i)
     this.i = i
     const lexeme = t.slice(start, i)
-    // An integer of at most 300 digits cannot overflow a double; skip the conversion in the common case.
-    if (isInteger && this.mode === 'exact' && i - start <= 300) return new JsonNumber(lexeme, TRUSTED, true)
+    // Without an exponent, a lexeme of at most 300 characters cannot overflow a double: skip the conversion.
+    if (this.mode === 'exact' && !hasExponent && i - start <= 300) return new JsonNumber(lexeme, TRUSTED, isInteger)
     const v = +lexeme
     if (v === Number.POSITIVE_INFINITY || v === Number.NEGATIVE_INFINITY) {
       this.fail('ERR_STRICT_JSON_NUMBER_OVERFLOW', start)

@@ -201,3 +201,23 @@ test('agrees with JSON.parse on 500 random valid documents', () => {
     assert.deepEqual(JSON.parse(asNumbers), JSON.parse(text), `seed ${seed}`)
   }
 })
+
+test('many distinct and colliding member names read back exactly (the name table is only a cache)', () => {
+  const obj: Record<string, number> = {}
+  for (let i = 0; i < 5000; i++) obj[`k${i}`] = i
+  // Same length, different content, and names that differ only in their last character.
+  for (const k of ['ab', 'ba', 'Aa', 'BB', 'aaaa', 'aaab', 'aaba', 'é', 'ё']) obj[k] = k.length
+  const text = JSON.stringify([obj, obj, { k1: 'x', k2: 'y' }])
+  const v = parseStrict(enc(text), opts)
+  const asNumbers = JSON.stringify(v, (_k, x) => (x instanceof JsonNumber ? x.toNumber() : x))
+  assert.deepEqual(JSON.parse(asNumbers), JSON.parse(text))
+})
+
+test('a __proto__ member holding a nested value stays an own property with that value', () => {
+  const v = parseStrict(enc('[{"__proto__":{"a":[1,{"__proto__":null}]}},{"__proto__":"x"}]'), opts) as JsonObject[]
+  const first = v[0]![PROTO] as JsonObject
+  assert.deepEqual(Object.keys(first), ['a'])
+  assert.equal(((first.a as JsonValue[])[1] as JsonObject)[PROTO], null)
+  assert.ok(Object.hasOwn((first.a as JsonValue[])[1] as object, PROTO))
+  assert.equal(v[1]![PROTO], 'x')
+})
