@@ -150,6 +150,11 @@ describe('live source: statuses, timeouts and the cache', () => {
     })
   }
 
+  test('misconfiguration is refused when the source is opened', async () => {
+    await assert.rejects(LiveSource.open({ baseUrl: 'data-api.ecb.europa.eu', cacheFile: ':memory:' }), RangeError)
+    await assert.rejects(LiveSource.open({ baseUrl: server.baseUrl, cacheFile: ':memory:', timeoutMs: 0 }), RangeError)
+  })
+
   test('a vendor that never answers is a timeout, refused as unavailable', async () => {
     server.routes.set(at('CHF', '2026-03-02', '2026-03-06'), 'hang')
     const source = await live({ timeoutMs: 150 })

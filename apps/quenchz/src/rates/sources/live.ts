@@ -22,7 +22,26 @@ export const EXTENT_RETRY_MS = 5 * 60_000
 /** A series counts as ended only when its last rate is this many days older than the newest rate of any series. */
 export const ENDED_MARGIN_DAYS = 7
 
+/** A body larger than this is not read to the end: the whole USD history is about 1.5 MB. */
+export const MAX_BODY_BYTES = 64 * 1024 * 1024
+
 const MS_PER_DAY = 86_400_000
+
+/** Reads a response body, giving up past `limit` bytes (null then). */
+async function readCapped(response: Response, limit: number): Promise<Uint8Array | null> {
+  if (!response.body) return new Uint8Array(0)
+  const chunks: Uint8Array[] = []
+  let total = 0
+  for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+    total += chunk.length
+    if (total > limit) {
+      await response.body.cancel().catch(() => undefined)
+      return null
+    }
+    chunks.push(chunk)
+  }
+  return Buffer.concat(chunks)
+}
 
 /** The path and query of one daily series window (what is sent, and the cache key). */
 export function windowPath(currency: string, from: number, to: number): string {
@@ -72,6 +91,7 @@ export class LiveSource implements RatesSource {
   static async open(config: { baseUrl: string; cacheFile: string; timeoutMs?: number }): Promise<LiveSource> {
     const timeoutMs = config.timeoutMs ?? DEFAULT_TIMEOUT_MS
     if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) throw new RangeError('timeoutMs must be a positive integer')
+    if (!/^https?:\/\/[^/]/.test(config.baseUrl)) throw new RangeError('baseUrl must be an http or https URL')
     return new LiveSource(config.baseUrl, config.cacheFile, timeoutMs)
   }
 
@@ -98,7 +118,8 @@ export class LiveSource implements RatesSource {
         headers: { accept: 'text/csv' },
         signal: AbortSignal.timeout(this.timeoutMs),
       })
-      const body = new Uint8Array(await response.arrayBuffer())
+      const body = await readCapped(response, MAX_BODY_BYTES)
+      if (body === null) return { failed: `the vendor sent more than ${MAX_BODY_BYTES} bytes` }
       // Only 200s are answers worth keeping; refusals are asked again next time.
       if (response.status === 200) {
         this.db
