@@ -65,6 +65,9 @@ try {
   )
   io.out('$ providercheck verify report.json')
   await main(['verify', report], env, io)
+  if (process.env.PROVIDERCHECK_DEMO_REPORT === undefined) {
+    io.out('(the report goes with the temporary directory; PROVIDERCHECK_DEMO_REPORT=FILE keeps it)')
+  }
 } finally {
   await stop()
 }
