@@ -87,7 +87,13 @@ export type ToolOutcome =
 /** A call's answer after retries; 'verified' when retries ran out and sr_get_operation was asked. */
 export type CallResult =
   | (ToolOutcome & { attempts: number })
-  | { kind: 'verified'; operation: unknown; attempts: number; lastError: PlatformClientError }
+  | {
+      kind: 'verified'
+      operation: unknown
+      attempts: number
+      /** The last attempt's failure: an ERR_PLATFORM_… code or a 5xx envelope code (internal_error, unavailable). */
+      lastFailure: string
+    }
 
 /** One page of tools/list, read strictly (numbers may be fractional in schemas). */
 export interface ToolPage {
@@ -155,34 +161,34 @@ export class PlatformClient {
    * sr_get_operation. Throws the last PlatformClientError otherwise.
    */
   async callTool(name: string, args: Record<string, unknown>, context: CallContext): Promise<CallResult> {
-    let lastError: PlatformClientError | undefined
+    // The last 5xx-class failure: a thrown error or a 5xx error envelope.
+    let last: { error: PlatformClientError } | { outcome: ToolOutcome } | undefined
     let attempts = 0
     while (attempts < this.#options.maxAttempts) {
       attempts += 1
       try {
         const outcome = await this.attempt(name, args, context)
-        if (outcome.kind === 'error' && outcome.status >= 500 && attempts < this.#options.maxAttempts) {
-          await this.#pause(attempts)
-          continue
-        }
-        return { ...outcome, attempts }
+        if (outcome.kind !== 'error' || outcome.status < 500) return { ...outcome, attempts }
+        last = { outcome }
       } catch (error) {
         if (!(error instanceof PlatformClientError) || !error.retryable) throw error
-        lastError = error
-        if (attempts < this.#options.maxAttempts) await this.#pause(attempts)
+        last = { error }
       }
+      if (attempts < this.#options.maxAttempts) await this.#pause(attempts)
     }
-    if (lastError === undefined) throw new DiscoveryFailed('no attempt ran')
+    if (last === undefined) throw new DiscoveryFailed('no attempt ran')
+    const lastFailure = 'error' in last ? last.error.code : (last.outcome as { code: string }).code
     const key = args.idempotency_key
     if (typeof key === 'string' && name !== 'sr_get_operation') {
       try {
         const check = await this.attempt('sr_get_operation', { idempotency_key: key }, context)
-        if (check.kind === 'result') return { kind: 'verified', operation: check.value, attempts, lastError }
+        if (check.kind === 'result') return { kind: 'verified', operation: check.value, attempts, lastFailure }
       } catch {
         // The verification failing leaves the original failure as the answer.
       }
     }
-    throw lastError
+    if ('error' in last) throw last.error
+    return { ...last.outcome, attempts }
   }
 
   /** One attempt: its own session, one tools/call, closed. Throws PlatformClientError for any failure. */

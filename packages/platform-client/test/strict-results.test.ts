@@ -137,7 +137,7 @@ test('a stream that ends without an answer is retried with the same key, then ve
   )
   const out = await result
   assert.equal(out.kind, 'verified')
-  assert.equal(out.kind === 'verified' && out.lastError.code, 'ERR_PLATFORM_NO_ANSWER')
+  assert.equal(out.kind === 'verified' && out.lastFailure, 'ERR_PLATFORM_NO_ANSWER')
   assert.equal(out.kind === 'verified' && (out.operation as { status: string }).status, 'succeeded')
   const calls = server.requests
     .filter((r) => r.message?.method === 'tools/call')
@@ -179,4 +179,37 @@ test('an HTTP 503 on the call is retried and surfaces as ERR_PLATFORM_HTTP_STATU
   const { server, result } = await callWith(() => ({ status: 503, body: '' }))
   await assert.rejects(result, { code: 'ERR_PLATFORM_HTTP_STATUS', status: 503 })
   assert.equal(server.requests.filter((r) => r.message?.method === 'tools/call').length, 3)
+})
+
+test('a keyed call answered unavailable on every attempt is verified with sr_get_operation', async () => {
+  const operation = '{"idempotency_key":"k-2","status":"unknown"}'
+  const args = {
+    idempotency_key: 'k-2',
+    request: {
+      transaction_ref: 'ch_1001',
+      amount: { amount_minor: 2000, currency: 'USD' },
+      reason: 'service_issue',
+      dry_run: false,
+    },
+  }
+  const { server, result } = await callWith(
+    (req) =>
+      (req.message?.params as { name?: string } | undefined)?.name === 'sr_get_operation'
+        ? { status: 200, body: toolResultText(req.message?.id, operation) }
+        : {
+            status: 200,
+            body: toolResultText(
+              req.message?.id,
+              '{"error":{"code":"unavailable","message":"m","retryable":true}}',
+              ',"isError":true',
+            ),
+          },
+    'sr_refund',
+    args,
+  )
+  const out = await result
+  assert.equal(out.kind, 'verified')
+  assert.equal(out.kind === 'verified' && out.lastFailure, 'unavailable')
+  assert.equal(out.kind === 'verified' && (out.operation as { status: string }).status, 'unknown')
+  assert.equal(server.requests.filter((r) => r.message?.method === 'tools/call').length, 4)
 })

@@ -30,10 +30,7 @@ export function unexpected(name: string, out: CallResult, wanted: string): Check
   if (out.kind === 'error')
     return new CheckFailure('unexpected_status', `${name} answered ${out.code} (${out.status}), expected ${wanted}`)
   if (out.kind === 'verified')
-    return new CheckFailure(
-      'no_answer',
-      `${name} gave no answer after ${out.attempts} attempts (${out.lastError.code})`,
-    )
+    return new CheckFailure('no_answer', `${name} gave no answer after ${out.attempts} attempts (${out.lastFailure})`)
   return new CheckFailure('unexpected_status', `${name} answered a result, expected ${wanted}`)
 }
 
