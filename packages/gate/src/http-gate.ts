@@ -36,6 +36,8 @@ export interface GateOptions {
   sessionIdleMs?: number
   /** At most this many open 2025-era sessions; default 1000. */
   maxSessions?: number
+  /** At most this many 2025-era sessions per caller (the oldest is closed); default 16. */
+  maxSessionsPerCaller?: number
 }
 
 /** The gate as a node:http request listener, plus the addresses it derived. */
@@ -87,6 +89,7 @@ export function createGate(options: GateOptions): Gate {
     build,
     ...(options.sessionIdleMs !== undefined ? { idleMs: options.sessionIdleMs } : {}),
     ...(options.maxSessions !== undefined ? { maxSessions: options.maxSessions } : {}),
+    ...(options.maxSessionsPerCaller !== undefined ? { maxSessionsPerCaller: options.maxSessionsPerCaller } : {}),
     onError: (error) => emit({ kind: 'fault', code: 'legacy-transport', error }),
   })
 

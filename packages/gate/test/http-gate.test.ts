@@ -419,4 +419,28 @@ describe('2025-era sessions', () => {
     })
     assert.equal(res.status, 413)
   })
+
+  test("one caller opening too many sessions loses its own oldest, not anyone else's", async () => {
+    const small = await startGate({ maxSessionsPerCaller: 2, maxSessions: 3 })
+    try {
+      const alpha = await small.issuer.mint({ subject: 'agent-alpha', scopes: [] })
+      const beta = await small.issuer.mint({ subject: 'agent-beta', scopes: [] })
+      const list = (token: string, s: string) =>
+        rawPost(small, token, { jsonrpc: '2.0', id: 9, method: 'tools/list', params: {} }, s)
+      const b1 = await openRawSession(small, beta)
+      const a1 = await openRawSession(small, alpha)
+      const a2 = await openRawSession(small, alpha)
+      const a3 = await openRawSession(small, alpha)
+      assert.equal((await list(alpha, a1)).status, 404)
+      assert.equal((await list(alpha, a2)).status, 200)
+      assert.equal((await list(alpha, a3)).status, 200)
+      assert.equal((await list(beta, b1)).status, 200)
+      const refused = await rawInitialize(small, {
+        authorization: `Bearer ${await small.issuer.mint({ subject: 'agent-gamma', scopes: [] })}`,
+      })
+      assert.equal(refused.status, 503)
+    } finally {
+      await small.close()
+    }
+  })
 })

@@ -18,6 +18,8 @@ export interface LegacySessionOptions {
   idleMs?: number
   /** At most this many open sessions; a new initialize beyond it gets 503. Default 1000. */
   maxSessions?: number
+  /** At most this many per caller; opening one more closes that caller's least recently used. Default 16. */
+  maxSessionsPerCaller?: number
   onError: (error: unknown) => void
 }
 
@@ -35,7 +37,7 @@ export class LegacySessions {
   readonly #sweeper: NodeJS.Timeout
 
   constructor(options: LegacySessionOptions) {
-    this.#options = { idleMs: 15 * 60_000, maxSessions: 1000, ...options }
+    this.#options = { idleMs: 15 * 60_000, maxSessions: 1000, maxSessionsPerCaller: 16, ...options }
     this.#sweeper = setInterval(() => this.#sweep(), Math.min(60_000, this.#options.idleMs)).unref()
   }
 
@@ -55,6 +57,8 @@ export class LegacySessions {
       if (req.method !== 'POST' || !isInitializeRequest(parsedBody)) {
         return reply(res, 400, jsonRpcError(-32000, 'Bad Request: Mcp-Session-Id header is required'))
       }
+      // One caller cannot crowd out the others: its own oldest session makes room first.
+      this.#evictOldestOf(caller, this.#options.maxSessionsPerCaller - 1)
       if (this.#sessions.size >= this.#options.maxSessions) {
         return reply(res, 503, jsonRpcError(-32000, 'Too many open sessions; try again later'))
       }
@@ -98,6 +102,16 @@ export class LegacySessions {
     transport.onerror = (error) => this.#options.onError(error)
     await server.connect(transport)
     await transport.handleRequest(req, res, parsedBody)
+  }
+
+  #evictOldestOf(caller: string, keep: number): void {
+    const own = [...this.#sessions]
+      .filter(([, s]) => s.owner === caller)
+      .sort((a, b) => a[1].lastSeenMs - b[1].lastSeenMs)
+    for (const [id, s] of own.slice(0, Math.max(0, own.length - keep))) {
+      this.#sessions.delete(id)
+      s.transport.close().catch((error: unknown) => this.#options.onError(error))
+    }
   }
 
   #sweep(): void {

@@ -83,7 +83,13 @@ export interface Running {
 
 /** Starts a gate with the digest's budget (60, 60/s, f 0.5, two callers) on a frozen clock unless told otherwise. */
 export async function startGate(
-  overrides: { budget?: Budget; tools?: GatedTool[]; issuer?: InProcessIssuer } = {},
+  overrides: {
+    budget?: Budget
+    tools?: GatedTool[]
+    issuer?: InProcessIssuer
+    maxSessionsPerCaller?: number
+    maxSessions?: number
+  } = {},
 ): Promise<Running> {
   const issuer = overrides.issuer ?? (await createInProcessIssuer({ issuer: ISSUER, resource: RESOURCE }))
   const events: GateEvent[] = []
@@ -101,6 +107,8 @@ export async function startGate(
         clock: manualClock().now,
       }),
     allowList: loopbackAllowList(),
+    ...(overrides.maxSessionsPerCaller !== undefined ? { maxSessionsPerCaller: overrides.maxSessionsPerCaller } : {}),
+    ...(overrides.maxSessions !== undefined ? { maxSessions: overrides.maxSessions } : {}),
     onEvent: (e) => events.push(e),
   })
   const server: Server = createServer((req, res) => {
