@@ -110,7 +110,9 @@ console.log(
 )
 console.log(`  bare SDK v2 tool server (no-op):     ${b.toFixed(0)} calls/s`)
 console.log(`  quenchz rates.window (gate + core):  ${q.toFixed(0)} calls/s`)
-console.log(`  ratio quenchz / bare (median of ${ROUNDS} alternating rounds): ${median(ratios).toFixed(2)}  [rounds: ${ratios.map((r) => r.toFixed(2)).join(', ')}]`)
+console.log(
+  `  ratio quenchz / bare (median of ${ROUNDS} alternating rounds): ${median(ratios).toFixed(2)}  [rounds: ${ratios.map((r) => r.toFixed(2)).join(', ')}]`,
+)
 
 for (const c of [...bareClients, ...quenchzClients]) await c.close()
 await quenchz.close()
