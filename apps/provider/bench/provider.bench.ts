@@ -4,6 +4,8 @@
 // this run. Loopback only; each scenario is bounded by a call count and a time limit.
 import { type ChildProcess, spawn } from 'node:child_process'
 import http from 'node:http'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { signHeaders } from '@tollgate/signing'
 
@@ -18,7 +20,9 @@ type Kind = 'provider' | 'bare' | 'raw'
 
 async function startServer(kind: Kind): Promise<{ url: string; child: ChildProcess }> {
   const args = [
-    ...(process.env.BENCH_PROF === kind ? ['--cpu-prof', '--cpu-prof-dir', '.tmp/prof'] : []),
+    ...(process.env.BENCH_PROF === kind
+      ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROF_DIR ?? join(tmpdir(), 'tollgate-provider-prof')]
+      : []),
     '--conditions=@tollgate/source',
     '--import',
     'tsx',
@@ -86,7 +90,7 @@ function toolCall(kind: Kind, tool: Tool): { name: string; args: Record<string, 
     args: {
       idempotency_key: `bench-${process.pid}-${++seq}`,
       request: {
-        transaction_ref: `ch_91${String(seq % 64).padStart(2, '0')}`,
+        transaction_ref: `ch_9${100 + (seq % 256)}`,
         amount: { amount_minor: 1, currency: 'USD' },
         reason: 'goodwill',
         dry_run: false,
@@ -197,6 +201,7 @@ for (const kind of ['raw', 'bare', 'provider'] as Kind[]) {
     for (const s of scenarios) {
       // The baselines have no refund: they run the same request shapes with their no-op (bare) or no tool (raw).
       if (kind !== 'provider' && s.tool === 'refund') continue
+      if (process.env.BENCH_ONLY !== undefined && !s.name.includes(process.env.BENCH_ONLY)) continue
       const u = new URL(url)
       const r = await run(() => (s.era === 'modern' ? modernCall(kind, u, s.tool) : legacyAttempt(kind, u, s.tool)))
       results[s.name] ??= {} as Record<Kind, Result>

@@ -15,6 +15,8 @@ import { startProvider } from '../src/index.js'
 
 export const BENCH_SECRET = 'srmps_bench_0123456789abcdef0123456789abcdef'
 const kind = process.argv[2]
+// Exit normally on SIGINT so --cpu-prof can write its profile.
+process.once('SIGINT', () => process.exit(0))
 
 function listen(server: ReturnType<typeof createServer>): Promise<string> {
   return new Promise((resolve) => {

@@ -11,6 +11,7 @@ import { NoSecretError } from './errors.js'
 import { createAdmission } from './http/authorize.js'
 import { createHandler } from './http/handler.js'
 import { LegacySessions } from './http/legacy-sessions.js'
+import { createModernFastPath } from './http/modern-fast-path.js'
 import { createServer } from './mcp/create-server.js'
 import { listedTools } from './mcp/tool-table.js'
 import { ProviderRules } from './rules/provider-rules.js'
@@ -64,6 +65,8 @@ export interface ProviderOptions {
   maxSessions?: number
   /** Largest accepted request body; default 1 MiB (larger → 413). */
   maxBodyBytes?: number
+  /** Answer well-formed 2026-07-28 tools/call requests without a per-request McpServer (same bytes). Default true. */
+  modernFastPath?: boolean
   /** Clock for rules, ledger and purge (epoch ms); signatures always use the real clock. */
   now?: () => number
 }
@@ -140,11 +143,15 @@ export async function startProvider(options: ProviderOptions): Promise<RunningPr
       ...(options.sessionIdleTtlMs !== undefined && { idleTtlMs: options.sessionIdleTtlMs }),
       ...(options.maxSessions !== undefined && { maxSessions: options.maxSessions }),
     })
+    const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024
     const handler = createHandler({
       path,
-      maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
+      maxBodyBytes,
       admit,
       modern: toNodeHandler(mcp),
+      ...(options.modernFastPath !== false && {
+        fastPath: createModernFastPath({ rules, tools, logger, era: 'modern' }, maxBodyBytes),
+      }),
       legacy,
       logger,
     })

@@ -174,8 +174,8 @@ export function demoFixtures(nowMs: number): LedgerDoc[] {
     // Roomy charges for tests and benchmarks that make many refunds (a pool, so no one charge piles up refunds).
     charge('ch_9001', { customer_ref: 'cus_1001', amount: usd(900_000_000), description: 'bulk test charge' }),
     customer('cus_9001', { emails: [mail('load')] }),
-    ...Array.from({ length: 64 }, (_, i) =>
-      charge(`ch_91${String(i).padStart(2, '0')}`, {
+    ...Array.from({ length: 256 }, (_, i) =>
+      charge(`ch_9${String(100 + i).padStart(3, '0')}`, {
         customer_ref: 'cus_9001',
         amount: usd(900_000_000),
         description: 'load test charge',

@@ -17,6 +17,8 @@ export interface HandlerOptions {
   maxBodyBytes: number
   admit: (method: string, headers: IncomingMessage['headers'], rawPath: string, body: Uint8Array) => AdmissionResult
   modern: NodeMcpRequestHandler
+  /** Answers a well-formed modern tools/call itself (SDK-identical); false hands the request to `modern`. */
+  fastPath?: (req: IncomingMessage, raw: Buffer, res: ServerResponse) => Promise<boolean>
   legacy: LegacySessions
   logger: Logger | undefined
 }
@@ -99,6 +101,7 @@ export function createHandler(options: HandlerOptions) {
     const version = req.headers['mcp-protocol-version']
     if (typeof sessionId !== 'string' && typeof version === 'string' && !LEGACY_VERSIONS.has(version)) {
       // A modern claim: the SDK's modern leg parses and judges it (headers, envelope, version).
+      if (options.fastPath !== undefined && (await options.fastPath(req, raw, res))) return
       await options.modern(replayOf(req, raw), res)
       return
     }

@@ -38,6 +38,40 @@ export function toolResult(answer: ToolAnswer) {
   }
 }
 
+/** Runs one tool call: the handler, its log line, and a server fault mapped to internal_error (retryable). */
+export async function runTool(
+  ctx: ServerContext,
+  entry: ToolEntry,
+  args: Record<string, unknown>,
+  meta: Record<string, unknown> | undefined,
+) {
+  const started = performance.now()
+  let answer: ToolAnswer
+  try {
+    answer = await entry.handler(ctx.rules, args)
+  } catch (error) {
+    // A server fault is internal_error (retryable), never a client-fault code; the detail stays in the log.
+    ctx.logger?.error({ tool: entry.tool.name, ...correlationOf(meta), err_code: codeOf(error) }, 'tool failed')
+    answer = {
+      ok: false,
+      body: {
+        error: { code: 'internal_error', message: 'the provider failed; retry with the same key', retryable: true },
+      },
+    }
+  }
+  ctx.logger?.info(
+    {
+      tool: entry.tool.name,
+      era: ctx.era,
+      ...correlationOf(meta),
+      outcome: answer.ok ? String(answer.body.status ?? 'ok') : (answer.body as { error: { code: string } }).error.code,
+      ms: Math.round((performance.now() - started) * 10) / 10,
+    },
+    'tool call',
+  )
+  return toolResult(answer)
+}
+
 export function createServer(ctx: ServerContext): McpServer {
   const server = new McpServer(SERVER_INFO, {
     // A static list: the tool set is fixed at start from sr_describe's capabilities.
@@ -51,40 +85,13 @@ export function createServer(ctx: ServerContext): McpServer {
     server.registerTool(
       entry.tool.name,
       { inputSchema: entry.inputSchema, outputSchema: entry.outputSchema },
-      async (args, extra) => {
-        const started = performance.now()
-        const meta = (extra as { mcpReq?: { _meta?: Record<string, unknown> } }).mcpReq?._meta
-        let answer: ToolAnswer
-        try {
-          answer = await entry.handler(ctx.rules, args as Record<string, unknown>)
-        } catch (error) {
-          // A server fault is internal_error (retryable), never a client-fault code; the detail stays in the log.
-          ctx.logger?.error({ tool: entry.tool.name, ...correlationOf(meta), err_code: codeOf(error) }, 'tool failed')
-          answer = {
-            ok: false,
-            body: {
-              error: {
-                code: 'internal_error',
-                message: 'the provider failed; retry with the same key',
-                retryable: true,
-              },
-            },
-          }
-        }
-        ctx.logger?.info(
-          {
-            tool: entry.tool.name,
-            era: ctx.era,
-            ...correlationOf(meta),
-            outcome: answer.ok
-              ? String(answer.body.status ?? 'ok')
-              : (answer.body as { error: { code: string } }).error.code,
-            ms: Math.round((performance.now() - started) * 10) / 10,
-          },
-          'tool call',
-        )
-        return toolResult(answer)
-      },
+      async (args, extra) =>
+        runTool(
+          ctx,
+          entry,
+          args as Record<string, unknown>,
+          (extra as { mcpReq?: { _meta?: Record<string, unknown> } }).mcpReq?._meta,
+        ),
     )
   }
   return server

@@ -175,33 +175,29 @@ export function openSqliteStore(file: string): Store {
     for (const d of docs) q.seed.run(d.kind, d.ref, JSON.stringify(d.doc))
   })
 
-  function applyTx<R>(key: string, kind: string, ref: string, mutate: LedgerMutation<R>): LedgerApplyResult<R> {
-    // IMMEDIATE: take the write lock before reading so a concurrent process cannot interleave.
-    return db
-      .transaction((): LedgerApplyResult<R> => {
-        const prior = q.keyGet.get(key) as { outcome: string } | undefined
-        if (prior !== undefined) return { outcome: JSON.parse(prior.outcome) as R, replayed: true }
-        const row = q.ledgerGet.get(kind, ref) as { doc: string } | undefined
-        const change = mutate(row === undefined ? undefined : (JSON.parse(row.doc) as Record<string, unknown>))
-        if (change.doc !== undefined) q.ledgerPut.run(JSON.stringify(change.doc), kind, ref)
-        if (change.record !== false) q.keyPut.run(key, kind, ref, JSON.stringify(change.outcome))
-        return { outcome: change.outcome, replayed: false }
-      })
-      .immediate()
-  }
+  // Built once: better-sqlite3's transaction() wrapper is costly to create per call.
+  const applyTx = db.transaction(
+    (key: string, kind: string, ref: string, mutate: LedgerMutation<unknown>): LedgerApplyResult<unknown> => {
+      const prior = q.keyGet.get(key) as { outcome: string } | undefined
+      if (prior !== undefined) return { outcome: JSON.parse(prior.outcome), replayed: true }
+      const row = q.ledgerGet.get(kind, ref) as { doc: string } | undefined
+      const change = mutate(row === undefined ? undefined : (JSON.parse(row.doc) as Record<string, unknown>))
+      if (change.doc !== undefined) q.ledgerPut.run(JSON.stringify(change.doc), kind, ref)
+      if (change.record !== false) q.keyPut.run(key, kind, ref, JSON.stringify(change.outcome))
+      return { outcome: change.outcome, replayed: false }
+    },
+  )
 
-  function rewriteTx<R>(key: string, kind: string, ref: string, mutate: LedgerMutation<R>): R | undefined {
-    return db
-      .transaction((): R | undefined => {
-        const row = q.ledgerGet.get(kind, ref) as { doc: string } | undefined
-        if (row === undefined || q.keyGet.get(key) === undefined) return undefined
-        const change = mutate(JSON.parse(row.doc) as Record<string, unknown>)
-        if (change.doc !== undefined) q.ledgerPut.run(JSON.stringify(change.doc), kind, ref)
-        q.keySet.run(JSON.stringify(change.outcome), key)
-        return change.outcome
-      })
-      .immediate()
-  }
+  const rewriteTx = db.transaction(
+    (key: string, kind: string, ref: string, mutate: LedgerMutation<unknown>): unknown => {
+      const row = q.ledgerGet.get(kind, ref) as { doc: string } | undefined
+      if (row === undefined || q.keyGet.get(key) === undefined) return undefined
+      const change = mutate(JSON.parse(row.doc) as Record<string, unknown>)
+      if (change.doc !== undefined) q.ledgerPut.run(JSON.stringify(change.doc), kind, ref)
+      q.keySet.run(JSON.stringify(change.outcome), key)
+      return change.outcome
+    },
+  )
 
   const wrap = <T>(fn: () => T): Promise<T> => {
     try {
@@ -252,13 +248,16 @@ export function openSqliteStore(file: string): Store {
       wrap(() =>
         (q.ledgerList.all(kind) as { doc: string }[]).map((r) => JSON.parse(r.doc) as Record<string, unknown>),
       ),
-    ledgerApply: (key, kind, ref, mutate) => wrap(() => applyTx(key, kind, ref, mutate)),
+    // IMMEDIATE: take the write lock before reading so another process cannot interleave.
+    ledgerApply: <R>(key: string, kind: string, ref: string, mutate: LedgerMutation<R>) =>
+      wrap(() => applyTx.immediate(key, kind, ref, mutate as LedgerMutation<unknown>) as LedgerApplyResult<R>),
     ledgerLookup: <R>(key: string) =>
       wrap(() => {
         const row = q.keyGet.get(key) as { outcome: string } | undefined
         return row === undefined ? undefined : (JSON.parse(row.outcome) as R)
       }),
-    ledgerRewrite: (key, kind, ref, mutate) => wrap(() => rewriteTx(key, kind, ref, mutate)),
+    ledgerRewrite: <R>(key: string, kind: string, ref: string, mutate: LedgerMutation<R>) =>
+      wrap(() => rewriteTx.immediate(key, kind, ref, mutate as LedgerMutation<unknown>) as R | undefined),
     close: () =>
       wrap(() => {
         if (db.open) db.close()
