@@ -140,6 +140,7 @@ export async function startProvider(options: ProviderOptions): Promise<RunningPr
     const legacy = new LegacySessions({
       createServer: () => createServer({ rules, tools, logger, era: 'legacy' }),
       jsonResponses: (options.legacyResponseMode ?? 'json') === 'json',
+      now,
       ...(options.sessionIdleTtlMs !== undefined && { idleTtlMs: options.sessionIdleTtlMs }),
       ...(options.maxSessions !== undefined && { maxSessions: options.maxSessions }),
     })
@@ -149,9 +150,11 @@ export async function startProvider(options: ProviderOptions): Promise<RunningPr
       maxBodyBytes,
       admit,
       modern: toNodeHandler(mcp),
-      ...(options.modernFastPath !== false && {
-        fastPath: createModernFastPath({ rules, tools, logger, era: 'modern' }, maxBodyBytes),
-      }),
+      // The fast path answers JSON, as the SDK does in 'auto' and 'json' modes; 'sse' stays with the SDK.
+      ...(options.modernFastPath !== false &&
+        options.responseMode !== 'sse' && {
+          fastPath: createModernFastPath({ rules, tools, logger, era: 'modern' }, maxBodyBytes),
+        }),
       legacy,
       logger,
     })
