@@ -1,10 +1,9 @@
 // Local errors of @tollgate/provider: stable codes, never an input value or a secret in the message.
 
-export type ProviderErrorCode =
-  | 'ERR_PROVIDER_OPTIONS'
-  | 'ERR_PROVIDER_RETENTION'
-  | 'ERR_PROVIDER_STORE'
-  | 'ERR_PROVIDER_NO_SECRET'
+export type ProviderErrorCode = 'ERR_PROVIDER_STORE' | 'ERR_PROVIDER_NO_SECRET'
+
+/** Every local error code (pinned against the README's table by a test). */
+export const PROVIDER_ERROR_CODES: readonly ProviderErrorCode[] = ['ERR_PROVIDER_STORE', 'ERR_PROVIDER_NO_SECRET']
 
 /** Base class of every error this package throws on purpose. */
 export class ProviderError extends Error {
