@@ -91,3 +91,21 @@ for (const [what, message, headers] of CASES) {
     assert.equal(a.text, b.text)
   })
 }
+
+test('results are written from integers: the bytes parse with integers only (no 2000.0)', async () => {
+  const { parsePlain } = await import('@tollgate/strict-json')
+  for (const [name, args] of [
+    ['sr_get_transaction', { transaction_ref: 'ch_2001' }],
+    ['sr_list_transactions', { customer_ref: 'cus_2001' }],
+    ['sr_get_subscription', { subscription_ref: 'sub_1001' }],
+  ] as const) {
+    for (const p of [fast, sdk]) {
+      const r = await send(p.url, call(name, args), headersFor(name))
+      assert.equal(r.status, 200)
+      assert.doesNotThrow(() =>
+        parsePlain(Buffer.from(r.text), { maxBytes: 1 << 20, maxDepth: 64, integersOnly: true }),
+      )
+      assert.match(r.text, /"amount_minor":\d+[,}]/)
+    }
+  }
+})

@@ -96,6 +96,26 @@ test('legacy and modern responses can be SSE instead of JSON; the clients read b
   try {
     const init = await send(p.url, 'POST', INIT)
     assert.equal(init.type, 'text/event-stream')
+    const modern = await send(
+      p.url,
+      'POST',
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 3,
+        method: 'tools/call',
+        params: {
+          name: 'sr_describe',
+          arguments: {},
+          _meta: {
+            'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+            'io.modelcontextprotocol/clientCapabilities': {},
+          },
+        },
+      }),
+      { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'sr_describe' },
+    )
+    assert.equal(modern.type, 'text/event-stream')
+    assert.match(modern.text, /^event: message\ndata: \{"result":\{"content"/m)
     for (const era of ['modern', 'legacy', 'v1'] as const) {
       const c = await connect(p.url, era)
       const r = await c.callTool('sr_get_transaction', { transaction_ref: 'ch_1001' })
