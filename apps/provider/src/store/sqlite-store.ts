@@ -65,7 +65,6 @@ export function openSqliteStore(file: string): Store {
     db.pragma('journal_mode = WAL')
     db.pragma('synchronous = NORMAL')
     db.pragma('busy_timeout = 5000')
-    db.pragma('wal_autocheckpoint = 10000')
     db.exec(SCHEMA)
   } catch (cause) {
     throw new StoreError('cannot open the SQLite store', { cause })
