@@ -1,7 +1,7 @@
 // Bench servers, one per process (argv[2]): 'provider' (this package on a temp SQLite file), 'bare' (SDK v2 as its
 // README shows: createMcpHandler, a new McpServer with one no-op tool per request) and 'raw' (node:http that only
 // verifies the HMAC: the floor). Prints "READY <url>" and serves until killed.
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -15,8 +15,12 @@ import { startProvider } from '../src/index.js'
 
 export const BENCH_SECRET = 'srmps_bench_0123456789abcdef0123456789abcdef'
 const kind = process.argv[2]
-// Exit normally on SIGINT so --cpu-prof can write its profile.
-process.once('SIGINT', () => process.exit(0))
+// Exit normally on SIGINT so --cpu-prof can write its profile (and temp files are removed).
+const cleanups: (() => void)[] = []
+process.once('SIGINT', () => {
+  for (const c of cleanups) c()
+  process.exit(0)
+})
 
 function listen(server: ReturnType<typeof createServer>): Promise<string> {
   return new Promise((resolve) => {
@@ -27,6 +31,7 @@ function listen(server: ReturnType<typeof createServer>): Promise<string> {
 
 if (kind === 'provider') {
   const dir = mkdtempSync(join(tmpdir(), 'tollgate-bench-'))
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }))
   const p = await startProvider({
     secrets: [BENCH_SECRET],
     store: { kind: 'sqlite', file: join(dir, 'bench.sqlite') },

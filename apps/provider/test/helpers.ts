@@ -157,12 +157,13 @@ export interface TestProvider extends RunningProvider {
 export async function startTestProvider(options: Partial<ProviderOptions> = {}, dir?: string): Promise<TestProvider> {
   const where = dir ?? mkdtempSync(join(tmpdir(), 'tollgate-provider-'))
   const dbFile = join(where, 'provider.sqlite')
-  const p = await startProvider({
-    secrets: [SECRET],
-    logger: false,
-    store: { kind: 'sqlite', file: dbFile },
-    ...options,
-  })
+  let p: RunningProvider
+  try {
+    p = await startProvider({ secrets: [SECRET], logger: false, store: { kind: 'sqlite', file: dbFile }, ...options })
+  } catch (error) {
+    if (dir === undefined) rmSync(where, { recursive: true, force: true })
+    throw error
+  }
   return {
     ...p,
     dir: where,
