@@ -69,6 +69,11 @@ const CASES: [string, unknown, Record<string, string>][] = [
   ['unknown key', call('sr_get_operation', { idempotency_key: 'nope' }), headersFor('sr_get_operation')],
   ['invalid arguments (SDK answers)', call('sr_get_customer', { customer_ref: '' }), headersFor('sr_get_customer')],
   ['an unknown tool (SDK answers)', call('sr_nope', {}), headersFor('sr_nope')],
+  [
+    'a call with a stray Mcp-Session-Id (ignored)',
+    call('sr_describe', {}),
+    { ...headersFor('sr_describe'), 'mcp-session-id': 'stray' },
+  ],
   ['Mcp-Name disagreeing with the body (SDK answers)', call('sr_describe', {}), headersFor('sr_get_customer')],
   [
     'an envelope without capabilities (SDK answers)',
@@ -86,6 +91,7 @@ for (const [what, message, headers] of CASES) {
   test(`fast path and SDK answer ${what} identically`, async () => {
     const a = await send(fast.url, message, headers)
     const b = await send(sdk.url, message, headers)
+    if (what.includes('(ignored)')) assert.equal(a.status, 200)
     assert.equal(a.status, b.status)
     assert.equal(a.type, b.type)
     assert.equal(a.text, b.text)

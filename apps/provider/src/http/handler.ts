@@ -99,8 +99,9 @@ export function createHandler(options: HandlerOptions) {
       return
     }
     const version = req.headers['mcp-protocol-version']
-    if (typeof sessionId !== 'string' && typeof version === 'string' && !LEGACY_VERSIONS.has(version)) {
-      // A modern claim: the SDK's modern leg parses and judges it (headers, envelope, version).
+    if (typeof version === 'string' && !LEGACY_VERSIONS.has(version)) {
+      // A modern claim: the SDK's modern leg parses and judges it (headers, envelope, version). A stray
+      // Mcp-Session-Id is ignored, as 2026-07-28 requires.
       if (options.fastPath !== undefined && (await options.fastPath(req, raw, res))) return
       await options.modern(replayOf(req, raw), res)
       return
@@ -112,12 +113,12 @@ export function createHandler(options: HandlerOptions) {
       jsonRpcError(res, 400, -32700, 'Parse error')
       return
     }
-    if (typeof sessionId === 'string') {
-      await options.legacy.handle(sessionId, req, res, body)
-      return
-    }
     if (isModern(req, body)) {
       await options.modern(replayOf(req, raw), res)
+      return
+    }
+    if (typeof sessionId === 'string') {
+      await options.legacy.handle(sessionId, req, res, body)
       return
     }
     const m = body !== null && typeof body === 'object' ? (body as { method?: unknown }).method : undefined
