@@ -40,7 +40,7 @@ test('20 concurrent attempts with one key make exactly one refund (demo ledger, 
     assert.ok(succeeded.length >= 1)
     for (const r of succeeded) assert.deepEqual(r.structuredContent, succeeded[0]?.structuredContent)
     const tx = await p.billing.getTransaction('ch_9001')
-    const mine = (tx?.refunds as { idempotency_key: string }[]).filter((r) => r.idempotency_key === key)
+    const mine = ((tx?.refunds ?? []) as { idempotency_key: string }[]).filter((r) => r.idempotency_key === key)
     assert.equal(mine.length, 1)
     assert.equal((await p.store.refundsFor('ch_9001')).length, 1)
   } finally {

@@ -69,7 +69,7 @@ for (const when of ['after', 'before'] as const) {
     assert.equal(refundCalls, when === 'after' ? 1 : 2)
     const tx = await ledger.getTransaction('ch_1001')
     assert.deepEqual(
-      (tx?.refunds as { idempotency_key: string }[]).map((r) => r.idempotency_key),
+      ((tx?.refunds ?? []) as { idempotency_key: string }[]).map((r) => r.idempotency_key),
       [key],
     )
     assert.equal((await store.refundsFor('ch_1001')).length, 1)

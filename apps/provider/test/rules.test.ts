@@ -50,6 +50,25 @@ for (const era of ['modern', 'legacy', 'v1'] as Era[]) {
           | undefined
       )?.length
 
+    test('arguments the contract refuses get the invalid_request envelope and change nothing', async () => {
+      const before = await c.callTool('sr_get_transaction', { transaction_ref: 'ch_1001' })
+      for (const args of [
+        refundArgs('ch_1001', usd(2000), newKey(), true), // a dry run carrying a key
+        refundArgs('ch_1001', usd(2000)), // a real call without one
+        refundArgs('ch_1001', { amount_minor: 20.5, currency: 'USD' }, newKey()), // a fractional amount
+        { idempotency_key: newKey(), request: { transaction_ref: 'ch_1001', dry_run: false } }, // fields missing
+      ]) {
+        const error = errorOf(await c.callTool('sr_refund', args))
+        assert.equal(error.code, 'invalid_request')
+        assert.equal(error.retryable, false)
+        assert.match(error.message, /^the arguments do not match tool-inputs\.json#\/\$defs\/refund: /)
+      }
+      const unknownField = errorOf(await c.callTool('sr_get_transaction', { transaction_ref: 'ch_1001', extra: 1 }))
+      assert.equal(unknownField.code, 'invalid_request')
+      const afterward = await c.callTool('sr_get_transaction', { transaction_ref: 'ch_1001' })
+      assert.deepEqual(afterward.structuredContent, before.structuredContent)
+    })
+
     test('a dry run changes nothing', async () => {
       const before = await c.callTool('sr_get_transaction', { transaction_ref: 'ch_1001' })
       const r = await c.callTool('sr_refund', refundArgs('ch_1001', usd(2000), undefined, true))

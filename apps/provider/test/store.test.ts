@@ -287,7 +287,10 @@ describe('the provider over PostgreSQL', { skip: pgSkip }, () => {
         assert.equal((r.structuredContent?.error as { code: string } | undefined)?.code, 'in_progress')
       }
       const tx = await b.billing.getTransaction('ch_9001')
-      assert.equal((tx?.refunds as { idempotency_key: string }[]).filter((r) => r.idempotency_key === key).length, 1)
+      assert.equal(
+        ((tx?.refunds ?? []) as { idempotency_key: string }[]).filter((r) => r.idempotency_key === key).length,
+        1,
+      )
       const op = await attempt(b.url, 'v1', 'sr_get_operation', { idempotency_key: key })
       assert.equal(op.structuredContent?.status, 'succeeded')
     } finally {

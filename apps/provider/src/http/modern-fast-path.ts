@@ -1,7 +1,7 @@
 // Fast path for the one request the platform sends most: a well-formed 2026-07-28 tools/call. It answers exactly
 // what the SDK's stateless modern leg answers for it (same validation through the same compiled schemas, same
 // result shape, resultType and serverInfo) without building an McpServer per request. Anything else — another
-// method, a header or envelope problem, an unknown tool, arguments that fail validation, MRTR fields — returns
+// method, a header or envelope problem, an unknown tool, MRTR fields — returns
 // false untouched and the SDK answers it, so every error reply stays the SDK's own.
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { parsePlain } from '@tollgate/strict-json'
@@ -47,8 +47,6 @@ export function createModernFastPath(ctx: ServerContext, maxBodyBytes: number) {
     if ('progressToken' in meta || 'io.modelcontextprotocol/logLevel' in meta) return false
     const args = params.arguments === undefined ? {} : params.arguments
     if (!isObject(args)) return false
-    const input = await entry.inputSchema['~standard'].validate(args)
-    if (input.issues !== undefined) return false
 
     let result: Plain = await runTool(ctx, entry, args, meta)
     if (result.isError !== true) {

@@ -47,8 +47,20 @@ export async function runTool(
 ) {
   const started = performance.now()
   let answer: ToolAnswer
+  const input = entry.validateInput(args)
   try {
-    answer = await entry.handler(ctx.rules, args)
+    answer = input.valid
+      ? await entry.handler(ctx.rules, args)
+      : {
+          ok: false,
+          body: {
+            error: {
+              code: 'invalid_request',
+              message: `the arguments do not match ${entry.tool.inputRef}: ${input.errors}`,
+              retryable: false,
+            },
+          },
+        }
   } catch (error) {
     // A server fault is internal_error (retryable), never a client-fault code; the detail stays in the log.
     ctx.logger?.error({ tool: entry.tool.name, ...correlationOf(meta), err_code: codeOf(error) }, 'tool failed')

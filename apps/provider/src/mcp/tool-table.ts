@@ -1,9 +1,19 @@
-// The profile's tools as SDK registrations: schemas published as {"type":"object","$ref":<contract $id>} and
-// validated by the SDK through an Ajv holding every contract schema. Built once per process, reused by every server.
+// The profile's tools as SDK registrations: schemas published as {"type":"object","$ref":<contract $id>}. Output is
+// validated by the SDK through an Ajv holding every contract schema; input is validated by runTool itself, because
+// the SDK answers failed input validation with a bare text result, and the platform must get the invalid_request
+// error envelope. Built once per process, reused by every server.
 
-import { fromJsonSchema, type StandardSchemaWithJSON } from '@modelcontextprotocol/server'
+import { fromJsonSchema, type JsonSchemaValidator, type StandardSchemaWithJSON } from '@modelcontextprotocol/server'
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv'
-import { contractRef, createContractAjv, PROFILE_TOOLS, type ProfileTool, publishedSchema } from '@tollgate/contract'
+import {
+  type ContractValidation,
+  contractRef,
+  contractValidator,
+  createContractAjv,
+  PROFILE_TOOLS,
+  type ProfileTool,
+  publishedSchema,
+} from '@tollgate/contract'
 import type { ToolAnswer } from '../rules/answers.js'
 import type { ProviderRules } from '../rules/provider-rules.js'
 
@@ -31,6 +41,15 @@ export interface ToolEntry {
   inputSchema: StandardSchemaWithJSON<Record<string, unknown>, Record<string, unknown>>
   outputSchema: StandardSchemaWithJSON<Record<string, unknown>, Record<string, unknown>>
   handler: ToolHandler
+  /** The contract's check of the arguments (runTool answers invalid_request when it fails). */
+  validateInput: (args: unknown) => ContractValidation
+}
+
+/** Leaves input validation to runTool: the SDK still publishes the schema, but accepts every argument object. */
+const argumentsCheckedByRunTool = {
+  getValidator<T>(): JsonSchemaValidator<T> {
+    return (input: unknown) => ({ valid: true, data: input as T, errorMessage: undefined })
+  },
 }
 
 let table: readonly ToolEntry[] | undefined
@@ -44,9 +63,13 @@ export function toolTable(): readonly ToolEntry[] {
     if (handler === undefined) throw new TypeError(`no handler for profile tool ${tool.name}`)
     return {
       tool,
-      inputSchema: fromJsonSchema<Record<string, unknown>>(publishedSchema(contractRef(tool.inputRef)), validator),
+      inputSchema: fromJsonSchema<Record<string, unknown>>(
+        publishedSchema(contractRef(tool.inputRef)),
+        argumentsCheckedByRunTool,
+      ),
       outputSchema: fromJsonSchema<Record<string, unknown>>(publishedSchema(contractRef(tool.outputRef)), validator),
       handler,
+      validateInput: contractValidator(tool.inputRef),
     }
   })
   return table
