@@ -1,5 +1,6 @@
 // `quenchz --port 8931 --tokens-file PATH [--source recordings|history|live …]`: the interop server with an
 // in-process issuer. Parses argv, guards the tokens path, writes the token manifest, then serves.
+import { rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -87,7 +88,7 @@ export async function main(
     return EXIT.refused
   }
 
-  const sourceConfig = chooseSource(values, roots[0], env)
+  const sourceConfig = chooseSource(values, roots[0], env, cwd)
   if (typeof sourceConfig === 'string') {
     io.stderr(`${sourceConfig}\n${USAGE}`)
     return EXIT.usage
@@ -132,6 +133,8 @@ export async function main(
       onEvent,
     })
   } catch (error) {
+    // The manifest went out before listening; a server that never listened must not leave live tokens behind.
+    if (port !== 0) rmSync(tokensPath, { force: true })
     io.stderr(`could not listen on ${shownHost}:${port}: ${(error as Error).message}`)
     await source.close()
     return EXIT.failed
@@ -157,6 +160,7 @@ function chooseSource(
   values: Record<string, string | undefined>,
   repoRoot: string | undefined,
   env: NodeJS.ProcessEnv,
+  cwd: string,
 ): SourceConfig | string {
   switch (values.source) {
     case undefined: {
@@ -168,17 +172,17 @@ function chooseSource(
     }
     case 'history':
       return values.history
-        ? { kind: 'history', file: resolve(values.history) }
+        ? { kind: 'history', file: resolve(cwd, values.history) }
         : '--source history needs --history FILE (eurofxref-hist .zip or .csv)'
     case 'recordings':
       return values.recordings
-        ? { kind: 'recordings', dir: resolve(values.recordings) }
+        ? { kind: 'recordings', dir: resolve(cwd, values.recordings) }
         : '--source recordings needs --recordings DIR (holding index.json)'
     case 'live':
       return {
         kind: 'live',
         baseUrl: values['live-url'] ?? 'https://data-api.ecb.europa.eu/service/data/EXR',
-        cacheFile: resolve(values.cache ?? resolve(tmpdir(), 'quenchz-live-cache.sqlite')),
+        cacheFile: values.cache ? resolve(cwd, values.cache) : resolve(tmpdir(), 'quenchz-live-cache.sqlite'),
       }
     default:
       return '--source must be history, recordings or live'

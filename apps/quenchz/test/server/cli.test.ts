@@ -1,11 +1,16 @@
 // The interop CLI: the tokens-path guard, the manifest it writes before listening, and its argument errors.
 import assert from 'node:assert/strict'
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { after, describe, test } from 'node:test'
 import { main } from '../../src/cli.ts'
-import { CASSETTES, NO_CASSETTES, REPO_ROOT } from './support/shared.ts'
+import { CASSETTES, NO_CASSETTES, NO_HISTORY, REPO_ROOT } from './support/shared.ts'
+
+// The CLI's default source is the shared history file, else the shared recordings.
+const NO_SHARED_DATA = NO_HISTORY && NO_CASSETTES ? `no shared ECB data: ${NO_HISTORY}; ${NO_CASSETTES}` : undefined
 
 const scratch = mkdtempSync(join(tmpdir(), 'quenchz-cli-'))
 after(() => rmSync(scratch, { recursive: true, force: true }))
@@ -142,5 +147,79 @@ describe('argument errors exit 2 with the usage', () => {
     assert.equal(code, 2)
     assert.ok(err.startsWith('no data source found under the shared data directory'), err)
     assert.match(err, /--source history --history FILE/)
+  })
+})
+
+describe('serving failures and paths', () => {
+  // An empty recordings directory: a source that opens everywhere, so these need no shared data.
+  const empty = join(scratch, 'empty-recordings')
+  mkdirSync(empty, { recursive: true })
+  writeFileSync(join(empty, 'index.json'), '[]')
+
+  test('a port already in use exits 1, says so, and leaves no tokens file behind', async () => {
+    const blocker = createServer()
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r))
+    const port = (blocker.address() as { port: number }).port
+    const path = join(scratch, 'busy.json')
+    const lines: string[] = []
+    try {
+      const code = await main(
+        ['--port', String(port), '--tokens-file', path, '--source', 'recordings', '--recordings', empty],
+        { stderr: (l) => lines.push(l), cwd: scratch },
+      )
+      assert.equal(code, 1)
+    } finally {
+      await new Promise<void>((r) => blocker.close(() => r()))
+    }
+    assert.equal(lines[0], `tokens written to ${path}`)
+    assert.match(lines[1] ?? '', new RegExp(`^could not listen on 127\\.0\\.0\\.1:${port}: .*EADDRINUSE`))
+    assert.equal(existsSync(path), false)
+  })
+
+  test('--history and --recordings are read relative to the working directory given', async () => {
+    const dir = join(scratch, 'relative')
+    mkdirSync(join(dir, 'rec'), { recursive: true })
+    writeFileSync(join(dir, 'hist.csv'), 'Date,USD,\n2026-04-10,1.1711,\n')
+    writeFileSync(join(dir, 'rec', 'index.json'), '[]')
+    const history = await run(['--tokens-file', 'h.json', '--source', 'history', '--history', 'hist.csv'], dir)
+    assert.deepEqual(history, { code: 0, err: `tokens written to ${join(dir, 'h.json')}` })
+    const recordings = await run(['--tokens-file', 'r.json', '--source', 'recordings', '--recordings', 'rec'], dir)
+    assert.equal(recordings.code, 0)
+  })
+})
+
+describe('the README server command', () => {
+  const readme = readFileSync(join(REPO_ROOT, 'apps/quenchz/README.md'), 'utf8')
+  const lines = [...readme.matchAll(/```sh\n([\s\S]*?)\n```/g)]
+    .flatMap((m) => (m[1] as string).split('\n'))
+    .filter((l) => l.startsWith('npx quenchz '))
+
+  test("is printed exactly once and is the issue's command", () => {
+    assert.equal(lines.length, 1)
+    assert.match(lines[0] as string, /^npx quenchz --port 8931 --tokens-file /)
+  })
+
+  test('really runs from the repository root: exit 0 and the tokens file written (serving stubbed)', {
+    skip: NO_SHARED_DATA,
+  }, async () => {
+    // A real shell expands the line's arguments (the README uses "$(mktemp -d)/tokens.json").
+    const words = spawnSync(
+      'sh',
+      ['-c', `set -- ${(lines[0] as string).slice('npx quenchz '.length)}; printf '%s\\0' "$@"`],
+      {
+        encoding: 'utf8',
+      },
+    )
+    assert.equal(words.status, 0, words.stderr)
+    const argv = words.stdout.split('\0').slice(0, -1)
+    const tokens = argv[argv.indexOf('--tokens-file') + 1] as string
+    try {
+      const { code, err } = await run(argv, REPO_ROOT)
+      assert.equal(code, 0, err)
+      assert.equal(err, `tokens written to ${tokens}`)
+      assert.equal(JSON.parse(readFileSync(tokens, 'utf8')).url, 'http://127.0.0.1:8931/mcp')
+    } finally {
+      if (tokens.startsWith(tmpdir())) rmSync(dirname(tokens), { recursive: true, force: true })
+    }
   })
 })
