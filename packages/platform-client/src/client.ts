@@ -15,7 +15,7 @@ import {
   ToolListMalformed,
   UnexpectedHttpStatus,
 } from './errors.js'
-import { exchange, type Outgoing, type Received } from './internal/http.js'
+import { exchange, type Outgoing, type Received, TOOL_LIST_MAX_DEPTH } from './internal/http.js'
 import { isObject, plain, resultOf } from './internal/messages.js'
 
 /** The protocol era a server speaks: the 2026-07-28 revision, or the session-based one before it. */
@@ -249,8 +249,9 @@ export class PlatformClient {
           {},
           {},
           deadline,
+          TOOL_LIST_MAX_DEPTH,
         )
-        const result = resultOf(received, 'tools/list')
+        const result = resultOf(received, 'tools/list', TOOL_LIST_MAX_DEPTH)
         if (result.resultType !== undefined && result.resultType !== 'complete') throw new ResultNotComplete()
         const tools = result.tools
         if (!Array.isArray(tools)) throw new ToolListMalformed('the result has no tools array')
@@ -361,6 +362,7 @@ export class PlatformClient {
     options: AttemptOptions,
     extra: Record<string, string>,
     deadline?: number,
+    maxDepth?: number,
   ): Promise<Received> {
     const body = Buffer.from(JSON.stringify(message), 'utf8')
     const headers: Record<string, string> = { ...extra }
@@ -376,6 +378,7 @@ export class PlatformClient {
       headers,
       deadline,
       typeof message.id === 'number' ? message.id : undefined,
+      maxDepth,
     )
   }
 
@@ -389,6 +392,7 @@ export class PlatformClient {
     extra: Record<string, string>,
     deadline?: number,
     expectId?: number,
+    maxDepth?: number,
   ): Promise<Received> {
     let timeoutMs = this.#options.timeoutMs
     if (deadline !== undefined) {
@@ -414,6 +418,7 @@ export class PlatformClient {
       timeoutMs,
       maxBodyBytes: this.#options.maxBodyBytes,
       ...(expectId === undefined ? {} : { expectId }),
+      ...(maxDepth === undefined ? {} : { maxDepth }),
     })
   }
 

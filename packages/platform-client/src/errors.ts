@@ -95,11 +95,14 @@ export class BodyTooLarge extends PlatformClientError {
 /** The answer is not strict JSON (syntax, encoding, depth, …) or not a JSON-RPC message. */
 export class MalformedBody extends PlatformClientError {
   override readonly code = 'ERR_PLATFORM_MALFORMED_BODY' as const
+  /** What is wrong, e.g. `syntax`, `too_deep`, `not a JSON-RPC message` (never the received bytes). */
+  readonly reason: string
   constructor(
     reason: string,
     readonly offset?: number,
   ) {
     super(`the answer is not acceptable JSON: ${reason}`, false)
+    this.reason = reason
   }
 }
 

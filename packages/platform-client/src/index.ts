@@ -39,3 +39,4 @@ export {
   UnexpectedHttpStatus,
 } from './errors.js'
 export { isLoopbackAddress, isPublicAddress } from './internal/address.js'
+export { TOOL_LIST_MAX_DEPTH } from './internal/http.js'

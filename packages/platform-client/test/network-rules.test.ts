@@ -23,6 +23,8 @@ test('non-public addresses are recognised, public ones are not', () => {
     'fd00::1',
     '::ffff:127.0.0.1',
     '::ffff:10.0.0.1',
+    '::ffff:7f00:1',
+    '::7f00:1',
   ]) {
     assert.equal(isPublicAddress(a), false, a)
   }

@@ -70,11 +70,20 @@ test('a result whose resultType is not complete fails the call', async () => {
 })
 
 test('an isError envelope maps its code to the seed status table', async () => {
+  // The seed's whole table ("Sonuçlar"), as literals: a refusal code and an x_ code are 422.
   const cases: [string, number][] = [
-    ['amount_exceeds_refundable', 422],
-    ['idempotency_conflict', 409],
+    ['invalid_request', 400],
+    ['credentials_rejected', 401],
     ['not_found', 404],
+    ['idempotency_conflict', 409],
+    ['in_progress', 409],
+    ['amount_exceeds_refundable', 422],
+    ['already_canceled', 422],
     ['x_fraud_hold', 422],
+    ['rate_limited', 429],
+    // 5xx codes are retried first; a read without a key then answers the last envelope.
+    ['internal_error', 500],
+    ['unavailable', 503],
   ]
   for (const [code, status] of cases) {
     const { result } = await callWith((req) => ({

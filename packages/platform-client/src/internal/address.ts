@@ -23,8 +23,8 @@ for (const [net, prefix] of [
   nonPublic.addSubnet(net, prefix, 'ipv4')
 }
 for (const [net, prefix] of [
-  ['::', 128],
-  ['::1', 128],
+  // ::/96 holds ::, ::1 and the deprecated IPv4-compatible addresses (::7f00:1); none is public.
+  ['::', 96],
   ['64:ff9b:1::', 48],
   ['100::', 64],
   ['2001:db8::', 32],

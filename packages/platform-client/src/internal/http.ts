@@ -29,6 +29,8 @@ export interface ExchangeOptions {
   maxBodyBytes: number
   /** The JSON-RPC id whose answer ends an SSE stream. */
   expectId?: number
+  /** Nesting limit of the strict reader for this answer; default STRICT_LIMITS.maxDepth. */
+  maxDepth?: number
 }
 
 /** What came back: a plain body, or from an SSE stream the data of the answering event (if any). */
@@ -37,6 +39,12 @@ export type Received =
   | { status: number; headers: IncomingHttpHeaders; kind: 'sse'; answer: Buffer | undefined }
 
 export const STRICT_LIMITS = { maxBytes: 1024 * 1024, maxDepth: 64 }
+/**
+ * tools/list pages carry published schemas, whose depth the conformance kit measures itself (limit 32); the
+ * reader allows far more so an over-deep schema is reported as such, not as unreadable JSON. The reader is
+ * iterative and the page is bounded by maxBodyBytes, so this costs no stack.
+ */
+export const TOOL_LIST_MAX_DEPTH = 256
 
 /** Sends one request (no redirects followed, addresses checked at connect time) and reads the answer bounded. */
 export function exchange(out: Outgoing, options: ExchangeOptions): Promise<Received> {
@@ -139,7 +147,7 @@ function readSse(res: IncomingMessage, options: ExchangeOptions): Promise<Buffer
       onEvent(event) {
         if (done) return
         const data = Buffer.from(event.data, 'utf8')
-        if (isAnswer(data, options.expectId)) {
+        if (isAnswer(data, options.expectId, options.maxDepth ?? STRICT_LIMITS.maxDepth)) {
           done = true
           resolve(data)
         }
@@ -171,10 +179,10 @@ function readSse(res: IncomingMessage, options: ExchangeOptions): Promise<Buffer
   })
 }
 
-function isAnswer(data: Buffer, expectId: number | undefined): boolean {
+function isAnswer(data: Buffer, expectId: number | undefined, maxDepth: number): boolean {
   let message: JsonValue
   try {
-    message = parseStrict(data, STRICT_LIMITS)
+    message = parseStrict(data, { ...STRICT_LIMITS, maxDepth })
   } catch {
     return true
   }

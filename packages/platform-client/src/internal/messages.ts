@@ -20,10 +20,10 @@ import {
 import { type Received, STRICT_LIMITS } from './http.js'
 
 /** Reads one JSON-RPC message from received bytes with the strict reader. */
-export function readMessage(bytes: Buffer): JsonObject {
+export function readMessage(bytes: Buffer, maxDepth = STRICT_LIMITS.maxDepth): JsonObject {
   let value: JsonValue
   try {
-    value = parseStrict(bytes, STRICT_LIMITS)
+    value = parseStrict(bytes, { ...STRICT_LIMITS, maxDepth })
   } catch (error) {
     throw fromStrict(error)
   }
@@ -32,13 +32,13 @@ export function readMessage(bytes: Buffer): JsonObject {
 }
 
 /** The `result` object answering a POST, or the error the platform makes of the answer. */
-export function resultOf(received: Received, phase: RequestPhase): JsonObject {
+export function resultOf(received: Received, phase: RequestPhase, maxDepth?: number): JsonObject {
   if (received.status !== 200) {
     throw new UnexpectedHttpStatus(received.status, phase, received.kind === 'body' ? received.body : Buffer.alloc(0))
   }
   const bytes = received.kind === 'sse' ? received.answer : received.body.length > 0 ? received.body : undefined
   if (bytes === undefined) throw new NoAnswer(phase)
-  const message = readMessage(bytes)
+  const message = readMessage(bytes, maxDepth)
   const error = message.error
   if (error !== undefined) {
     const code = isObject(error) && error.code instanceof JsonNumber ? error.code.toNumber() : 0
