@@ -3,6 +3,7 @@ import assert from 'node:assert/strict'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { after, before, describe, test } from 'node:test'
+import { exportJWK, generateKeyPair, SignJWT } from 'jose'
 import { createAudience, createInProcessIssuer, type InProcessIssuer } from '../src/index.ts'
 
 const ISSUER = 'https://issuer.quenchz.invalid'
@@ -180,5 +181,50 @@ describe('audience with a real issuer by JWKS URL (loopback JWKS server)', () =>
     await assert.rejects(audience.admit(bearer(await jwksIssuer.mint({ subject: 'agent-alpha' }))), {
       code: 'ERR_GATE_KEYS_UNAVAILABLE',
     })
+  })
+})
+
+describe('claims the in-process issuer always sets, missing or malformed in a token signed by a trusted key', () => {
+  // A key of the test's own, so claims can be left out that the in-process issuer never omits.
+  let keys: Awaited<ReturnType<typeof generateKeyPair>>
+  before(async () => {
+    keys = await generateKeyPair('RS256')
+  })
+  const now = Math.floor(Date.now() / 1000)
+  const full = { iss: ISSUER, sub: 'agent-alpha', aud: RESOURCE, iat: now, exp: now + 600, scope: 'rates:read' }
+  const sign = (claims: Record<string, unknown>) =>
+    new SignJWT(claims).setProtectedHeader({ alg: 'RS256' }).sign(keys.privateKey)
+  const admit = async (claims: Record<string, unknown>) =>
+    createAudience({ resource: RESOURCE, issuer: ISSUER, keys: { kind: 'key', publicKey: keys.publicKey } }).admit(
+      bearer(await sign(claims)),
+    )
+  const without = (name: keyof typeof full) => Object.fromEntries(Object.entries(full).filter(([k]) => k !== name))
+
+  test('the complete token is admitted (the baseline the cases below differ from)', async () => {
+    assert.deepEqual((await admit(full)).scopes, ['rates:read'])
+  })
+  for (const name of ['sub', 'exp', 'iss'] as const) {
+    test(`no ${name}: refused as a missing claim`, async () => {
+      await assert.rejects(admit(without(name)), { code: 'ERR_GATE_CLAIM_MISSING' })
+    })
+  }
+  test('an empty sub: refused as a missing claim (no caller id to charge)', async () => {
+    await assert.rejects(admit({ ...full, sub: '' }), { code: 'ERR_GATE_CLAIM_MISSING' })
+  })
+  test('an empty aud list: refused', async () => {
+    await assert.rejects(admit({ ...full, aud: [] }), { name: 'TokenRefused' })
+  })
+  test('no scope claim: admitted with no scopes (scope is judged at dispatch, never here)', async () => {
+    assert.deepEqual((await admit(without('scope'))).scopes, [])
+  })
+  test('an HS256 token keyed with the public key (algorithm confusion): refused', async () => {
+    const secret = new TextEncoder().encode(JSON.stringify(await exportJWK(keys.publicKey)))
+    const token = await new SignJWT(full).setProtectedHeader({ alg: 'HS256' }).sign(secret)
+    await assert.rejects(
+      createAudience({ resource: RESOURCE, issuer: ISSUER, keys: { kind: 'key', publicKey: keys.publicKey } }).admit(
+        bearer(token),
+      ),
+      { code: 'ERR_GATE_TOKEN_INVALID' },
+    )
   })
 })
