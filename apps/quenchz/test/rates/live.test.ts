@@ -12,7 +12,7 @@ import {
   type RatesSource,
   type ToolOutcome,
 } from '../../src/rates/index.js'
-import { cacheCovers, windowPath } from '../../src/rates/sources/live.js'
+import { cacheCovers, lateRecheckDue, windowPath } from '../../src/rates/sources/live.js'
 import { type ReplayServer, recordedReplies, reply, startReplayServer } from './support/replay-server.js'
 import { CASSETTES, EASTER_2026, LONG_AFTER, NO_CASSETTES, sdmxCsv, tempDir } from './support/shared.js'
 
@@ -237,6 +237,53 @@ describe('live source: statuses, timeouts and the cache', () => {
     assert.deepEqual(late.observations, [['2026-08-24', 11.0215]])
     await ask('2026-08-25T09:00:00Z') // fetched after the deadline: trusted from now on
     assert.equal(sent(), 2)
+  })
+
+  test('a rate published after the deadline is picked up: a cached gap is asked again, at most every 15 minutes, for a day', async () => {
+    let published = false
+    const path = at('DKK', '2026-08-24', '2026-08-24')
+    server.routes.set(path, () => reply(200, 'text/csv', published ? sdmxCsv([['2026-08-24', '7.4631']], 'DKK') : ''))
+    const source = await live()
+    const sent = () => server.requests.filter((r) => r === path).length
+    const ask = (iso: string) =>
+      windowOf(source, new Date(iso))({ currency: 'DKK', start: '2026-08-24', end: '2026-08-24' })
+    // 17:05 Frankfurt: due and not there yet, so a genuine gap for now.
+    assert.ok((await ask('2026-08-24T15:05:00Z')).text.includes('"no_such_observation": 1'))
+    assert.equal(sent(), 1)
+    published = true
+    // Ten minutes later the cached gap still stands (the vendor is not asked more than every 15 minutes).
+    assert.ok((await ask('2026-08-24T15:15:00Z')).text.includes('"no_such_observation": 1'))
+    assert.equal(sent(), 1)
+    // Twenty minutes later it is asked again and the late rate is delivered; from then on the cache holds it.
+    const late = structured(await ask('2026-08-24T15:25:00Z'))
+    assert.deepEqual(late.observations, [['2026-08-24', 7.4631]])
+    await ask('2026-08-24T18:00:00Z')
+    assert.equal(sent(), 2)
+  })
+
+  test('lateRecheckDue: only a missing latest due day, only within a day of its deadline, only every 15 minutes', () => {
+    const monday = day('2026-08-24')
+    const due = Date.parse('2026-08-24T15:00:00Z')
+    const empty = { kind: 'empty_window', detail: '' } as const
+    const withMonday = {
+      kind: 'observations',
+      observations: [{ day: monday, date: '2026-08-24', lexeme: '1', value: 1 }],
+      placeholders: [],
+      detail: '',
+    } as const
+    const minutes = (n: number) => n * 60_000
+    assert.equal(lateRecheckDue(empty, due + minutes(5), monday, monday, due + minutes(20)), true)
+    assert.equal(lateRecheckDue(empty, due + minutes(5), monday, monday, due + minutes(19)), false)
+    assert.equal(lateRecheckDue(withMonday, due + minutes(5), monday, monday, due + minutes(60)), false)
+    // Fetched a day after the deadline and still missing: the gap is the vendor's answer.
+    assert.equal(lateRecheckDue(empty, due + minutes(24 * 60), monday, monday, due + minutes(48 * 60)), false)
+    // A wrong-format body is not a gap to wait for.
+    assert.equal(
+      lateRecheckDue({ kind: 'wrong_format', detail: '' }, due + minutes(5), monday, monday, due + minutes(60)),
+      false,
+    )
+    // Nothing due yet: nothing to recheck.
+    assert.equal(lateRecheckDue(empty, due - minutes(60), monday, monday, due - minutes(1)), false)
   })
 
   test('cacheCovers: an answer stands only if fetched after the latest day that has become due', () => {

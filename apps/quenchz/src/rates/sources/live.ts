@@ -22,6 +22,11 @@ export const EXTENT_RETRY_MS = 5 * 60_000
 /** A series counts as ended only when its last rate is this many days older than the newest rate of any series. */
 export const ENDED_MARGIN_DAYS = 7
 
+/** A cached answer missing its latest due day is asked again until this long after that day's deadline… */
+export const LATE_RECHECK_MS = 24 * 3_600_000
+/** …but no more often than this. */
+export const LATE_RECHECK_INTERVAL_MS = 15 * 60_000
+
 /** A body larger than this is not read to the end: the whole USD history is about 1.5 MB. */
 export const MAX_BODY_BYTES = 64 * 1024 * 1024
 
@@ -48,19 +53,44 @@ export function windowPath(currency: string, from: number, to: number): string {
   return `/service/data/EXR/D.${currency}.EUR.SP00.A?format=csvdata&startPeriod=${formatDay(from)}&endPeriod=${formatDay(to)}`
 }
 
+/** The latest open day of [from, to] whose 17:00 Frankfurt deadline has passed at `nowMs`, or null. */
+function latestDueDay(from: number, to: number, nowMs: number): number | null {
+  const today = Math.floor(nowMs / MS_PER_DAY)
+  for (let d = Math.min(to, today); d >= from; d--) {
+    if (closingReason(d) !== null) continue
+    if (overdueAtMs(d) > nowMs) continue
+    return d
+  }
+  return null
+}
+
 /**
  * Whether an answer fetched at `fetchedAtMs` can stand for [from, to] at `nowMs`: it must postdate the deadline of the
  * latest open day of the window whose deadline has passed.
  */
 export function cacheCovers(fetchedAtMs: number, from: number, to: number, nowMs: number): boolean {
-  const today = Math.floor(nowMs / MS_PER_DAY)
-  for (let d = Math.min(to, today); d >= from; d--) {
-    if (closingReason(d) !== null) continue
-    const due = overdueAtMs(d)
-    if (due > nowMs) continue
-    return fetchedAtMs >= due
-  }
-  return true
+  const due = latestDueDay(from, to, nowMs)
+  return due === null || fetchedAtMs >= overdueAtMs(due)
+}
+
+/**
+ * Whether a cached answer that lacks the window's latest due day should be asked again: the ECB says "around 16:00",
+ * so a rate can arrive after the 17:00 deadline. Until LATE_RECHECK_MS past that deadline, and at most once per
+ * LATE_RECHECK_INTERVAL_MS, the vendor is asked again rather than the cache's gap being repeated for ever.
+ */
+export function lateRecheckDue(
+  outcome: UpstreamOutcome,
+  fetchedAtMs: number,
+  from: number,
+  to: number,
+  nowMs: number,
+): boolean {
+  const due = latestDueDay(from, to, nowMs)
+  if (due === null) return false
+  if (outcome.kind === 'observations') {
+    if (outcome.observations.some((o) => o.day === due)) return false
+  } else if (outcome.kind !== 'empty_window') return false
+  return fetchedAtMs < overdueAtMs(due) + LATE_RECHECK_MS && nowMs - fetchedAtMs >= LATE_RECHECK_INTERVAL_MS
 }
 
 type Fetched = UpstreamResponse | { failed: string }
@@ -143,7 +173,10 @@ export class LiveSource implements RatesSource {
     const path = windowPath(request.currency, request.from, request.to)
     const nowMs = now.getTime()
     const hit = this.cached(path)
-    if (hit && cacheCovers(hit.fetched_at_ms, request.from, request.to, nowMs)) return classify(hit)
+    if (hit && cacheCovers(hit.fetched_at_ms, request.from, request.to, nowMs)) {
+      const outcome = classify(hit)
+      if (!lateRecheckDue(outcome, hit.fetched_at_ms, request.from, request.to, nowMs)) return outcome
+    }
     const fetched = await this.get(path, nowMs)
     if ('failed' in fetched) return { kind: 'vendor_unavailable', detail: fetched.failed }
     return classify(fetched)
