@@ -11,6 +11,7 @@ import {
   parseIsoDay,
   type RatesSource,
   type ToolOutcome,
+  type UpstreamOutcome,
 } from '../../src/rates/index.js'
 import { cacheCovers, lateRecheckDue, windowPath } from '../../src/rates/sources/live.js'
 import { type ReplayServer, recordedReplies, reply, startReplayServer } from './support/replay-server.js'
@@ -264,13 +265,13 @@ describe('live source: statuses, timeouts and the cache', () => {
   test('lateRecheckDue: only a missing latest due day, only within a day of its deadline, only every 15 minutes', () => {
     const monday = day('2026-08-24')
     const due = Date.parse('2026-08-24T15:00:00Z')
-    const empty = { kind: 'empty_window', detail: '' } as const
-    const withMonday = {
+    const empty: UpstreamOutcome = { kind: 'empty_window', detail: '' }
+    const withMonday: UpstreamOutcome = {
       kind: 'observations',
       observations: [{ day: monday, date: '2026-08-24', lexeme: '1', value: 1 }],
       placeholders: [],
       detail: '',
-    } as const
+    }
     const minutes = (n: number) => n * 60_000
     assert.equal(lateRecheckDue(empty, due + minutes(5), monday, monday, due + minutes(20)), true)
     assert.equal(lateRecheckDue(empty, due + minutes(5), monday, monday, due + minutes(19)), false)
