@@ -17,7 +17,9 @@ const MAX_MS = Number(process.env.BENCH_MS ?? 4000)
 const WARMUP = 300
 const APP = fileURLToPath(new URL('..', import.meta.url))
 
-type Kind = 'provider' | 'bare' | 'raw'
+// The provider runs twice: SQLite synchronous=FULL (power-loss, the default) and NORMAL (process-crash).
+type Kind = 'provider' | 'provider-pc' | 'bare' | 'raw'
+const isProvider = (k: Kind) => k === 'provider' || k === 'provider-pc'
 
 async function startServer(kind: Kind): Promise<{ url: string; child: ChildProcess }> {
   const args = [
@@ -28,7 +30,11 @@ async function startServer(kind: Kind): Promise<{ url: string; child: ChildProce
     '--import',
     'tsx',
     'bench/servers.ts',
-    kind,
+    ...(kind === 'provider'
+      ? ['provider', 'power-loss']
+      : kind === 'provider-pc'
+        ? ['provider', 'process-crash']
+        : [kind]),
   ]
   const child = spawn(process.execPath, args, { cwd: APP, stdio: ['ignore', 'pipe', 'inherit'] })
   const url = await new Promise<string>((resolve, reject) => {
@@ -104,10 +110,10 @@ function check(kind: Kind, r: Reply, expect: number, what: string) {
   // The floor answers 200 to everything it verified.
   if (kind === 'raw') expect = 200
   if (r.status !== expect) throw new Error(`${kind} ${what}: HTTP ${r.status} ${r.body.slice(0, 200)}`)
-  if (kind === 'provider' && what === 'tools/call' && !r.body.includes('"structuredContent"')) {
+  if (isProvider(kind) && what === 'tools/call' && !r.body.includes('"structuredContent"')) {
     throw new Error(`${kind} tools/call: no structuredContent ${r.body.slice(0, 200)}`)
   }
-  if (kind === 'provider' && what === 'tools/call' && r.body.includes('"isError":true')) {
+  if (isProvider(kind) && what === 'tools/call' && r.body.includes('"isError":true')) {
     throw new Error(`${kind} tools/call: error ${r.body.slice(0, 300)}`)
   }
 }
@@ -195,35 +201,37 @@ const scenarios = [
   { name: 'legacy attempt sr_refund (fresh keys)', era: 'legacy', tool: 'refund' },
 ] as const
 
-// All three servers run at once (idle when not loaded); each scenario alternates them in rounds and keeps the
-// median round, so a burst of load from elsewhere on the machine does not land on one server only.
+// All servers run at once (idle when not loaded). Every scenario alternates all of them in rounds — the baselines
+// too, with their no-op call of the same request shape — and keeps each server's median round, so a ratio compares
+// figures taken in the same minutes of a shared machine.
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
-const KINDS: Kind[] = ['raw', 'bare', 'provider']
+const KINDS: Kind[] = ['raw', 'bare', 'provider', 'provider-pc']
 const servers = new Map<Kind, { url: string; child: ChildProcess }>()
 for (const kind of KINDS) servers.set(kind, await startServer(kind))
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0
-const results: Record<string, Record<Kind, Result>> = {}
+const results: Record<string, Partial<Record<Kind, Result>>> = {}
 try {
   for (const s of scenarios) {
     if (process.env.BENCH_ONLY !== undefined && !s.name.includes(process.env.BENCH_ONLY)) continue
     const rounds = new Map<Kind, Result[]>()
     for (let round = 0; round < ROUNDS; round++) {
-      for (const kind of KINDS) {
-        // The baselines have no refund: their figures come from the read scenario (same request shapes).
-        if (kind !== 'provider' && s.tool === 'refund') continue
+      // Rotate the order each round so no server always runs first (or right after the same neighbour).
+      const order = KINDS.map((_, i) => KINDS[(i + round) % KINDS.length] as Kind)
+      for (const kind of order) {
         const u = new URL(servers.get(kind)?.url as string)
         const r = await run(() => (s.era === 'modern' ? modernCall(kind, u, s.tool) : legacyAttempt(kind, u, s.tool)))
         rounds.set(kind, [...(rounds.get(kind) ?? []), r])
       }
     }
-    results[s.name] = {} as Record<Kind, Result>
+    const row: Partial<Record<Kind, Result>> = {}
     for (const [kind, rs] of rounds) {
-      ;(results[s.name] as Record<Kind, Result>)[kind] = {
+      row[kind] = {
         perSecond: median(rs.map((r) => r.perSecond)),
         p99Ms: median(rs.map((r) => r.p99Ms)),
         count: rs.reduce((n, r) => n + r.count, 0),
       }
     }
+    results[s.name] = row
   }
 } finally {
   for (const { child } of servers.values()) {
@@ -237,14 +245,18 @@ console.log(
   `concurrency ${CONCURRENCY}, ${ROUNDS} alternating rounds of ≤${MAX_CALLS} calls or ${MAX_MS} ms per server and scenario (median round), loopback, signed`,
 )
 console.log('unit: calls/s for modern single requests, attempts/s (4 requests each) for legacy')
+console.log('provider = SQLite durability power-loss (synchronous=FULL, default); provider-pc = process-crash (NORMAL)')
 for (const s of scenarios) {
-  const base = (results[s.era === 'modern' ? 'modern sr_get_transaction' : 'legacy attempt sr_get_transaction'] ??
-    {}) as Record<Kind, Result>
-  const mine = results[s.name]?.provider
-  if (mine === undefined || base.bare === undefined || base.raw === undefined) continue
-  console.log(
-    `${s.name.padEnd(40)} provider ${fmt(mine)} | bare SDK ${fmt(base.bare)} | raw HMAC ${fmt(base.raw)} | ` +
-      `×bare ${(mine.perSecond / base.bare.perSecond).toFixed(2)} ×raw ${(mine.perSecond / base.raw.perSecond).toFixed(2)}`,
-  )
+  const row = results[s.name]
+  if (row?.bare === undefined || row.raw === undefined) continue
+  console.log(`${s.name}: bare SDK ${fmt(row.bare)} | raw HMAC ${fmt(row.raw)}`)
+  for (const kind of ['provider', 'provider-pc'] as const) {
+    const mine = row[kind]
+    if (mine === undefined) continue
+    console.log(
+      `  ${kind.padEnd(12)} ${fmt(mine)} | ×bare ${(mine.perSecond / row.bare.perSecond).toFixed(2)} ` +
+        `×raw ${(mine.perSecond / row.raw.perSecond).toFixed(2)}`,
+    )
+  }
 }
 agent.destroy()

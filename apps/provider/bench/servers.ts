@@ -1,4 +1,5 @@
-// Bench servers, one per process (argv[2]): 'provider' (this package on a temp SQLite file), 'bare' (SDK v2 as its
+// Bench servers, one per process (argv[2]): 'provider' (this package on a temp SQLite file; argv[3] is its durability,
+// 'power-loss' or 'process-crash'), 'bare' (SDK v2 as its
 // README shows: createMcpHandler, a new McpServer with one no-op tool per request) and 'raw' (node:http that only
 // verifies the HMAC: the floor). Prints "READY <url>" and serves until killed.
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -34,7 +35,11 @@ if (kind === 'provider') {
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }))
   const p = await startProvider({
     secrets: [BENCH_SECRET],
-    store: { kind: 'sqlite', file: join(dir, 'bench.sqlite') },
+    store: {
+      kind: 'sqlite',
+      file: join(dir, 'bench.sqlite'),
+      durability: process.argv[3] === 'process-crash' ? 'process-crash' : 'power-loss',
+    },
     // Real logging (one JSON line per call) into /dev/null: the cost is counted, the output discarded.
     logger: pino({ level: 'info' }, pino.destination('/dev/null')),
   })

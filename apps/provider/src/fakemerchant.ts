@@ -5,9 +5,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { startProvider } from './provider.js'
+import type { SqliteDurability } from './store/sqlite-store.js'
 
 const USAGE = `usage: SIGNING_SECRET=srmps_<random> fakemerchant [--port 12112] [--host 127.0.0.1] [--db FILE]
   [--lease-ms 30000] [--settle-ms 10000] [--retention-days 30] [--public-host HOST] [--strip-prefix /PREFIX]
+  [--durability power-loss|process-crash]
   SIGNING_SECRET  the sandbox signing secret (srmps_…); two comma-separated secrets while rotating
   --db FILE       SQLite file to keep data in across restarts; default: a fresh file in the OS temp dir (fresh data)`
 
@@ -32,6 +34,7 @@ async function main(): Promise<number> {
         'retention-days': { type: 'string' },
         'public-host': { type: 'string' },
         'strip-prefix': { type: 'string' },
+        durability: { type: 'string' },
         help: { type: 'boolean' },
       },
       strict: true,
@@ -63,7 +66,11 @@ async function main(): Promise<number> {
       secrets,
       host: str('host') ?? '127.0.0.1',
       port: int(str('port'), '--port') ?? 12112,
-      store: { kind: 'sqlite', file: db },
+      store: {
+        kind: 'sqlite',
+        file: db,
+        ...(str('durability') !== undefined && { durability: str('durability') as SqliteDurability }),
+      },
       ...(str('public-host') !== undefined && { publicHost: str('public-host') }),
       ...(str('strip-prefix') !== undefined && { stripPrefix: str('strip-prefix') }),
       ...(leaseMs !== undefined && { inProgressLeaseMs: leaseMs }),

@@ -24,7 +24,12 @@ export { type CancelArgs, ProviderRules, type RefundArgs, type RulesOptions } fr
 export { cancelRefusal, refundableMinor, refundRefusal } from './rules/refusals.js'
 export { openPostgresStore, type PostgresStoreOptions } from './store/postgres-store.js'
 export { MIN_RETENTION_DAYS, purgeExpired, startPurgeJob } from './store/purge.js'
-export { openSqliteStore } from './store/sqlite-store.js'
+export {
+  openSqliteStore,
+  type SqliteDurability,
+  type SqliteStore,
+  type SqliteStoreOptions,
+} from './store/sqlite-store.js'
 export type {
   ClaimRequest,
   ClaimResult,

@@ -17,11 +17,12 @@ import { listedTools } from './mcp/tool-table.js'
 import { ProviderRules } from './rules/provider-rules.js'
 import { openPostgresStore } from './store/postgres-store.js'
 import { startPurgeJob } from './store/purge.js'
-import { openSqliteStore } from './store/sqlite-store.js'
+import { openSqliteStore, type SqliteDurability } from './store/sqlite-store.js'
 import type { Store } from './store/store.js'
 
 export type StoreOptions =
-  | { kind: 'sqlite'; file: string }
+  /** durability: see openSqliteStore; default 'power-loss' (every commit fsynced). */
+  | { kind: 'sqlite'; file: string; durability?: SqliteDurability }
   | { kind: 'postgres'; connectionString: string; schema?: string }
 
 export interface ProviderOptions {
@@ -84,7 +85,7 @@ export interface RunningProvider {
 async function openStore(options: StoreOptions | undefined): Promise<Store> {
   const s = options ?? { kind: 'sqlite', file: 'tollgate-provider.sqlite' }
   return s.kind === 'sqlite'
-    ? openSqliteStore(s.file)
+    ? openSqliteStore(s.file, s.durability !== undefined ? { durability: s.durability } : {})
     : openPostgresStore({ connectionString: s.connectionString, ...(s.schema !== undefined && { schema: s.schema }) })
 }
 

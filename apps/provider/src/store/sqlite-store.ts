@@ -57,13 +57,36 @@ function toOperation(row: Row): OperationRow {
   }
 }
 
-/** Opens (creating if needed) a SQLite store at file. */
-export function openSqliteStore(file: string): Store {
+/**
+ * What a committed write survives. 'process-crash': WAL with synchronous=NORMAL — a commit survives the process
+ * being killed, but a power loss or kernel crash may roll back the last commits (the WAL is synced only at
+ * checkpoints). 'power-loss': synchronous=FULL — every commit is fsynced before it returns.
+ */
+export type SqliteDurability = 'process-crash' | 'power-loss'
+
+export interface SqliteStoreOptions {
+  /** Default 'power-loss'. */
+  durability?: SqliteDurability
+}
+
+/** A SQLite store; `settings` is read back from the connection after opening (what is really in force). */
+export interface SqliteStore extends Store {
+  readonly settings: { durability: SqliteDurability; journalMode: string; synchronous: 'NORMAL' | 'FULL' | string }
+}
+
+const SYNCHRONOUS = ['OFF', 'NORMAL', 'FULL', 'EXTRA']
+
+/** Opens (creating if needed) a SQLite store at file. RangeError for an unknown durability. */
+export function openSqliteStore(file: string, options: SqliteStoreOptions = {}): SqliteStore {
+  const durability = options.durability ?? 'power-loss'
+  if (durability !== 'process-crash' && durability !== 'power-loss') {
+    throw new RangeError("durability must be 'process-crash' or 'power-loss'")
+  }
   let db: Database.Database
   try {
     db = new Database(file)
     db.pragma('journal_mode = WAL')
-    db.pragma('synchronous = NORMAL')
+    db.pragma(durability === 'power-loss' ? 'synchronous = FULL' : 'synchronous = NORMAL')
     db.pragma('busy_timeout = 5000')
     db.exec(SCHEMA)
   } catch (cause) {
@@ -199,29 +222,84 @@ export function openSqliteStore(file: string): Store {
     },
   )
 
+  const storeError = (cause: unknown) =>
+    cause instanceof StoreError ? cause : new StoreError('SQLite store operation failed', { cause })
+
   const wrap = <T>(fn: () => T): Promise<T> => {
     try {
       return Promise.resolve(fn())
     } catch (cause) {
-      return Promise.reject(
-        cause instanceof StoreError ? cause : new StoreError('SQLite store operation failed', { cause }),
-      )
+      return Promise.reject(storeError(cause))
     }
+  }
+
+  // Group commit. Writes issued in the same turn of the event loop run in one IMMEDIATE transaction, each inside
+  // its own savepoint (better-sqlite3 nests a transaction function as a SAVEPOINT), and every caller is answered
+  // only after that COMMIT returned — so a claim is still committed (fsynced with 'power-loss') before its caller
+  // calls billing, and an outcome before the answer is sent. One failed write rolls back its savepoint only; a
+  // failed COMMIT fails every write of the batch (none of them committed). Under load this turns one commit (and
+  // one fsync) per write into one per batch.
+  interface QueuedWrite {
+    run: () => unknown
+    resolve: (value: unknown) => void
+    reject: (error: unknown) => void
+  }
+  type Done = { ok: true; value: unknown } | { ok: false; error: unknown }
+  let queue: QueuedWrite[] = []
+  let scheduled = false
+  const runBatch = db.transaction((items: QueuedWrite[]): Done[] =>
+    items.map((item): Done => {
+      try {
+        return { ok: true, value: item.run() }
+      } catch (error) {
+        return { ok: false, error }
+      }
+    }),
+  )
+  const flush = () => {
+    scheduled = false
+    const items = queue
+    queue = []
+    if (items.length === 0) return
+    let done: Done[]
+    try {
+      done = runBatch.immediate(items)
+    } catch (cause) {
+      for (const item of items) item.reject(storeError(cause))
+      return
+    }
+    items.forEach((item, i) => {
+      const d = done[i] as Done
+      if (d.ok) item.resolve(d.value)
+      else item.reject(storeError(d.error))
+    })
+  }
+  const write = <T>(run: () => T): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      queue.push({ run, resolve: resolve as (value: unknown) => void, reject })
+      if (!scheduled) {
+        scheduled = true
+        setImmediate(flush)
+      }
+    })
+  // A single statement is atomic on its own; inside a batch it needs no savepoint of its own.
+  const single = (stmt: Database.Statement, ...params: unknown[]) => write(() => void stmt.run(...params))
+
+  const sync = Number(db.pragma('synchronous', { simple: true }))
+  const settings = {
+    durability,
+    journalMode: String(db.pragma('journal_mode', { simple: true })),
+    synchronous: SYNCHRONOUS[sync] ?? String(sync),
   }
 
   return {
     kind: 'sqlite',
-    claim: (r) => wrap(() => claimTx.immediate(r)),
-    finish: (key, owner, o, refund, nowMs) => wrap(() => finishTx.immediate(key, owner, o, refund, nowMs)),
-    abandon: (key, owner) =>
-      wrap(() => {
-        q.abandon.run(key, owner)
-      }),
-    release: (key, owner) =>
-      wrap(() => {
-        q.release.run(key, owner)
-      }),
-    settle: (key, o, nowMs) => wrap(() => settleTx.immediate(key, o, nowMs)),
+    settings,
+    claim: (r) => write(() => claimTx(r)),
+    finish: (key, owner, o, refund, nowMs) => write(() => finishTx(key, owner, o, refund, nowMs)),
+    abandon: (key, owner) => single(q.abandon, key, owner),
+    release: (key, owner) => single(q.release, key, owner),
+    settle: (key, o, nowMs) => write(() => settleTx(key, o, nowMs)),
     get: (key) =>
       wrap(() => {
         const row = q.get.get(key) as Row | undefined
@@ -237,8 +315,8 @@ export function openSqliteStore(file: string): Store {
           status: r.status as RefundRecord['status'],
         })),
       ),
-    purge: (cutoffMs) => wrap(() => purgeTx.immediate(cutoffMs)),
-    ledgerSeed: (docs) => wrap(() => seedTx.immediate(docs)),
+    purge: (cutoffMs) => write(() => purgeTx(cutoffMs)),
+    ledgerSeed: (docs) => write(() => seedTx(docs)),
     ledgerGet: (kind, ref) =>
       wrap(() => {
         const row = q.ledgerGet.get(kind, ref) as { doc: string } | undefined
@@ -248,18 +326,20 @@ export function openSqliteStore(file: string): Store {
       wrap(() =>
         (q.ledgerList.all(kind) as { doc: string }[]).map((r) => JSON.parse(r.doc) as Record<string, unknown>),
       ),
-    // IMMEDIATE: take the write lock before reading so another process cannot interleave.
+    // Batched writes run in an IMMEDIATE transaction: the write lock is taken before the key is read.
     ledgerApply: <R>(key: string, kind: string, ref: string, mutate: LedgerMutation<R>) =>
-      wrap(() => applyTx.immediate(key, kind, ref, mutate as LedgerMutation<unknown>) as LedgerApplyResult<R>),
+      write(() => applyTx(key, kind, ref, mutate as LedgerMutation<unknown>) as LedgerApplyResult<R>),
     ledgerLookup: <R>(key: string) =>
       wrap(() => {
         const row = q.keyGet.get(key) as { outcome: string } | undefined
         return row === undefined ? undefined : (JSON.parse(row.outcome) as R)
       }),
     ledgerRewrite: <R>(key: string, kind: string, ref: string, mutate: LedgerMutation<R>) =>
-      wrap(() => rewriteTx.immediate(key, kind, ref, mutate as LedgerMutation<unknown>) as R | undefined),
+      write(() => rewriteTx(key, kind, ref, mutate as LedgerMutation<unknown>) as R | undefined),
     close: () =>
       wrap(() => {
+        // Writes already queued are committed (and answered) before the database closes.
+        flush()
         if (db.open) db.close()
       }),
   }
