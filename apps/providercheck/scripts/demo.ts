@@ -64,7 +64,9 @@ try {
     io,
   )
   io.out('$ providercheck verify report.json')
-  await main(['verify', report], env, io)
+  // A report that does not verify fails the demo even when every check passed.
+  const verified = await main(['verify', report], env, io)
+  if (code === 0 && verified !== 0) code = verified
   if (process.env.PROVIDERCHECK_DEMO_REPORT === undefined) {
     io.out('(the report goes with the temporary directory; PROVIDERCHECK_DEMO_REPORT=FILE keeps it)')
   }

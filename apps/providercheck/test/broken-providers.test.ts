@@ -2,8 +2,10 @@
 // that rule, with its code; checks resting on it are skipped; every other check still passes.
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
+import { PlatformClient } from '@tollgate/platform-client'
+import { CHECKS, CheckFailure } from '../src/index.js'
 import type { Fault } from './support/fault-proxy.js'
-import { freshTarget, runAgainst, verdicts } from './support/kit-harness.js'
+import { FIXTURES, freshTarget, runAgainst, SECRET, verdicts } from './support/kit-harness.js'
 
 const IDS = [
   'discovery',
@@ -63,10 +65,18 @@ const MATRIX: { fault: Fault; fails: Record<string, string>; skips: string[] }[]
     },
     skips: AFTER_TRANSACTION_AND_SUBSCRIPTION,
   },
+  {
+    // The seed's 2000.0: only sr_refund's answers carry the refunded amount (the dry run's and the refund's own).
+    fault: 'refund_amount_float',
+    fails: { refund_dry_run: 'number_not_integer', refund: 'number_not_integer' },
+    skips: ['refund_replay', 'refund_conflict', 'get_operation'],
+  },
   { fault: 'duplicated_tool', fails: { mcp_profile: 'mcp_tool_duplicated' }, skips: AFTER_PROFILE },
   { fault: 'schema_defs', fails: { mcp_profile: 'mcp_schema_too_complex' }, skips: AFTER_PROFILE },
   { fault: 'foreign_ref', fails: { mcp_profile: 'mcp_schema_too_complex' }, skips: AFTER_PROFILE },
   { fault: 'deep_schema', fails: { mcp_profile: 'mcp_schema_too_complex' }, skips: AFTER_PROFILE },
+  // Deeper than the platform reads a tools/list page at all: still the schema rule, not invalid_json.
+  { fault: 'very_deep_schema', fails: { mcp_profile: 'mcp_schema_too_complex' }, skips: AFTER_PROFILE },
   { fault: 'six_pages', fails: { mcp_profile: 'mcp_tool_list_too_long' }, skips: AFTER_PROFILE },
   { fault: 'missing_capability_tool', fails: { mcp_profile: 'mcp_tool_missing' }, skips: AFTER_PROFILE },
   // Controls: the proxy itself is transparent, and five pages are within the limit.
@@ -99,14 +109,59 @@ for (const { fault, fails, skips } of MATRIX) {
   })
 }
 
-test('a profile check that overruns its budget fails mcp_profile with mcp_profile_timeout', async () => {
-  const target = await freshTarget('slow_list')
+test('a tools/list that never answers fails mcp_profile with mcp_profile_timeout within a lowered budget', async () => {
+  // The proxy never answers tools/list, so the outcome does not depend on how fast this machine is.
+  const target = await freshTarget('list_never_answers')
   try {
-    const got = verdicts((await runAgainst(target.url, 'auto', 200)).results)
-    assert.equal(got.mcp_profile, 'fail mcp_profile_timeout')
-    for (const id of AFTER_PROFILE) assert.equal(got[id], 'skip dependency_failed', id)
-    assert.equal(got.get_transaction, 'pass')
+    const run = await runAgainst(target.url, 'auto', 200)
+    const expected = Object.fromEntries(
+      IDS.map((id) => [
+        id,
+        id === 'mcp_profile'
+          ? 'fail mcp_profile_timeout'
+          : AFTER_PROFILE.includes(id)
+            ? 'skip dependency_failed'
+            : 'pass',
+      ]),
+    )
+    assert.deepEqual(verdicts(run.results), expected)
   } finally {
     await target.close()
   }
 })
+
+test('a profile judged past the 15 s budget on the kit clock fails with mcp_profile_timeout', async () => {
+  // An injected clock: 0 when the check starts, 15 001 ms when it ends; tools/list itself answers at once.
+  const target = await freshTarget()
+  try {
+    const check = CHECKS.find((c) => c.id === 'mcp_profile')
+    assert.ok(check)
+    const ticks = [0, 15_001]
+    const ctx = kitContext(target.url, () => ticks.shift() ?? 15_001)
+    await assert.rejects(
+      check.run(ctx),
+      (e: unknown) => e instanceof CheckFailure && e.failureCode === 'mcp_profile_timeout',
+    )
+    const onTime = kitContext(target.url, () => 0)
+    assert.match(await check.run(onTime), /profile tools within limits and compatible/)
+  } finally {
+    await target.close()
+  }
+})
+
+function kitContext(url: string, now: () => number): Parameters<(typeof CHECKS)[number]['run']>[0] {
+  return {
+    client: new PlatformClient({ baseUrl: url, secret: SECRET, allowPrivate: true, eraCache: new Map() }),
+    fixtures: FIXTURES,
+    call: { correlationId: 'c-1', channel: 'ticket' },
+    state: {
+      describe: {
+        capabilities: { partial_refunds: true, cancel_subscription: true, cancel_at_period_end: true },
+        currencies: ['USD'],
+      },
+    },
+    newKey: (operation) => `${FIXTURES.tenant}:ticket:c-1:${operation}:k`,
+    profileBudgetMs: 15_000,
+    now,
+  }
+}

@@ -32,6 +32,15 @@ function listing(tools: unknown[], pages = 1): ToolListing {
     truncated: false,
   }
 }
+function reasonOf(fn: () => unknown): string {
+  try {
+    fn()
+  } catch (e) {
+    if (e instanceof CheckFailure) return `${e.failureCode}: ${e.message}`
+    throw e
+  }
+  return 'pass'
+}
 function codeOf(fn: () => unknown): string {
   try {
     fn()
@@ -84,13 +93,13 @@ test('a narrower closed outputSchema is incompatible: it rejects the contract ex
     required: ['status'],
     properties: { status: { type: 'string' } },
   }
-  assert.equal(
-    codeOf(() => judgeProfile(listing(tools), CAPS)),
-    'mcp_schema_incompatible',
+  assert.match(
+    reasonOf(() => judgeProfile(listing(tools), CAPS)),
+    /^mcp_schema_incompatible: sr_refund outputSchema rejects the contract example /,
   )
 })
 
-test('an inputSchema that rejects a dry run (no key) is incompatible', () => {
+test('an inputSchema that rejects a dry run (no key) is incompatible, and the reason says so', () => {
   const tools = published()
   ;(tools[6] as { inputSchema: unknown }).inputSchema = {
     type: 'object',
@@ -98,17 +107,51 @@ test('an inputSchema that rejects a dry run (no key) is incompatible', () => {
     allOf: [{ $ref: `${BASE}tool-inputs.json#/$defs/refund` }],
   }
   assert.equal(
-    codeOf(() => judgeProfile(listing(tools), CAPS)),
-    'mcp_schema_incompatible',
+    reasonOf(() => judgeProfile(listing(tools), CAPS)),
+    'mcp_schema_incompatible: sr_refund inputSchema rejects platform argument object #2; sr_refund inputSchema rejects the contract example dry-run',
   )
+})
+
+test('valid 2020-12 that a strict authoring validator refuses is judged on what it accepts', () => {
+  // An annotation keyword, `required` beside an allOf, `pattern` without `type`, a format: all legal schemas.
+  const tools = published()
+  ;(tools[6] as { inputSchema: unknown }).inputSchema = {
+    type: 'object',
+    'x-order': 1,
+    required: ['request'],
+    allOf: [{ $ref: `${BASE}tool-inputs.json#/$defs/refund` }],
+    properties: { idempotency_key: { pattern: ':refund:' }, note: { format: 'no-such-format' } },
+  }
+  assert.equal(
+    reasonOf(() => judgeProfile(listing(tools), CAPS)),
+    'pass',
+  )
+})
+
+test("an inputSchema narrower than the contract's own argument examples is incompatible", () => {
+  // Accepts every argument object the kit itself sends (order_ref ord_1001) but not the contract's ord_1.
+  const tools = published()
+  ;(tools[1] as { inputSchema: unknown }).inputSchema = {
+    type: 'object',
+    $ref: `${BASE}customer-query.json`,
+    properties: { order_ref: { type: 'string', pattern: '^ord_[0-9]{4}$' } },
+  }
+  try {
+    judgeProfile(listing(tools), CAPS)
+    assert.fail('the profile passed')
+  } catch (e) {
+    assert.ok(e instanceof CheckFailure)
+    assert.equal(e.failureCode, 'mcp_schema_incompatible')
+    assert.equal(e.message, 'sr_find_customers inputSchema rejects the contract example every-identifier')
+  }
 })
 
 test('an output schema pointing at another contract document is incompatible', () => {
   const tools = published()
   ;(tools[6] as { outputSchema: unknown }).outputSchema = { type: 'object', $ref: `${BASE}customer.json` }
-  assert.equal(
-    codeOf(() => judgeProfile(listing(tools), CAPS)),
-    'mcp_schema_incompatible',
+  assert.match(
+    reasonOf(() => judgeProfile(listing(tools), CAPS)),
+    /^mcp_schema_incompatible: sr_refund outputSchema rejects the contract example /,
   )
 })
 

@@ -1,4 +1,4 @@
-import { PlatformClientError } from '@tollgate/platform-client'
+import { MalformedBody, PlatformClientError, TOOL_LIST_MAX_DEPTH } from '@tollgate/platform-client'
 import { type CheckDefinition, CheckFailure, NotApplicable } from '../check-types.js'
 import { judgeProfile } from '../profile/judge-profile.js'
 import { SCHEMA_LIMITS } from '../profile/schema-limits.js'
@@ -33,7 +33,8 @@ export const mcpProfile: CheckDefinition = {
   needs: ['describe'],
   async run(ctx) {
     const started = ctx.now()
-    const deadline = started + ctx.profileBudgetMs
+    // The client bounds its requests on the system clock; the whole check is judged on ctx.now() below.
+    const deadline = Date.now() + ctx.profileBudgetMs
     let listing: Awaited<ReturnType<typeof ctx.client.listTools>>
     try {
       listing = await ctx.client.listTools({ maxPages: SCHEMA_LIMITS.maxPages, deadline })
@@ -42,6 +43,13 @@ export const mcpProfile: CheckDefinition = {
         throw new CheckFailure(
           'mcp_profile_timeout',
           `tools/list did not finish within the ${ctx.profileBudgetMs / 1000} s profile budget`,
+        )
+      }
+      // Only schemas nest that deep in a tool list: name the rule, not the JSON reader.
+      if (error instanceof MalformedBody && error.reason === 'too_deep') {
+        throw new CheckFailure(
+          'mcp_schema_too_complex',
+          `tools/list nests deeper than ${TOOL_LIST_MAX_DEPTH} levels (a schema may have ${SCHEMA_LIMITS.maxDepth})`,
         )
       }
       throw error

@@ -1,6 +1,7 @@
-import { contractRef, createContractAjv, listExamples, PROFILE_TOOLS, type ProfileTool } from '@tollgate/contract'
+import { contractRef, listExamples, PROFILE_TOOLS, type ProfileTool, schemaDocuments } from '@tollgate/contract'
 import type { ToolListing } from '@tollgate/platform-client'
 import { parsePlain } from '@tollgate/strict-json'
+import { Ajv2020 } from 'ajv/dist/2020.js'
 import { CheckFailure } from '../check-types.js'
 import { PLATFORM_ARGUMENTS } from './platform-arguments.js'
 import { contractIds, limitProblems, measureSchema, SCHEMA_LIMITS } from './schema-limits.js'
@@ -54,14 +55,14 @@ export function judgeProfile(listing: ToolListing, capabilities: Record<string, 
 
   // One fresh Ajv per profile check, holding only the contract's documents by $id ($id is refused above, so
   // no published schema can add or shadow a document).
-  const ajv = createContractAjv()
+  const ajv = judgingAjv()
   const incompatible: string[] = []
   for (const { profile: p, tool } of profile) incompatible.push(...compatibility(ajv, p, tool))
   if (incompatible.length > 0) throw new CheckFailure('mcp_schema_incompatible', summary(incompatible))
   return `${listed.length} tools on ${listing.pages.length} page(s); ${profile.length} profile tools within limits and compatible`
 }
 
-function compatibility(ajv: ReturnType<typeof createContractAjv>, p: ProfileTool, tool: ListedTool): string[] {
+function compatibility(ajv: Ajv2020, p: ProfileTool, tool: ListedTool): string[] {
   const problems: string[] = []
   for (const side of ['inputSchema', 'outputSchema'] as const) {
     const schema = tool[side]
@@ -83,16 +84,46 @@ function compatibility(ajv: ReturnType<typeof createContractAjv>, p: ProfileTool
       samples.forEach((sample, i) => {
         if (!validate(sample)) problems.push(`${tool.name} inputSchema rejects platform argument object #${i + 1}`)
       })
+      // The contract's valid argument examples are objects the platform may send too.
+      for (const example of validExamples(p.inputRef)) {
+        if (!validate(example.value))
+          problems.push(`${tool.name} inputSchema rejects the contract example ${example.name}`)
+      }
     } else {
-      const outputId = contractRef(p.outputRef)
-      for (const example of listExamples()) {
-        if (!example.valid || contractRef(example.schema) !== outputId) continue
-        const value = parsePlain(example.bytes, { maxBytes: 1024 * 1024, maxDepth: 64 })
-        if (!validate(value)) problems.push(`${tool.name} outputSchema rejects the contract example ${example.name}`)
+      for (const example of validExamples(p.outputRef)) {
+        if (!validate(example.value))
+          problems.push(`${tool.name} outputSchema rejects the contract example ${example.name}`)
       }
     }
   }
   return problems
+}
+
+/**
+ * Published schemas are judged as JSON Schema 2020-12 defines them, not by Ajv's strict authoring rules (which
+ * the contract's own schemas follow): an annotation keyword such as x-order, `required` beside an allOf, or
+ * `pattern` without `type` are valid schemas, and refusing them would blame the provider for the kit's validator.
+ * Formats are annotations (2020-12 default); no logger, so nothing reaches the kit's output.
+ */
+function judgingAjv(): Ajv2020 {
+  const ajv = new Ajv2020({
+    strict: false,
+    allowUnionTypes: true,
+    validateFormats: false,
+    coerceTypes: false,
+    useDefaults: false,
+    removeAdditional: false,
+    logger: false,
+  })
+  for (const doc of schemaDocuments) ajv.addSchema(doc)
+  return ajv
+}
+
+function validExamples(ref: string): { name: string; value: unknown }[] {
+  const id = contractRef(ref)
+  return listExamples()
+    .filter((e) => e.valid && contractRef(e.schema) === id)
+    .map((e) => ({ name: e.name, value: parsePlain(e.bytes, { maxBytes: 1024 * 1024, maxDepth: 64 }) }))
 }
 
 function asTool(value: unknown): ListedTool {

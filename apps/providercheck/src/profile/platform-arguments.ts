@@ -41,7 +41,7 @@ export const PLATFORM_ARGUMENTS: Readonly<Record<string, readonly Record<string,
     },
     { subscription_ref: 'sub_88', request: { at_period_end: true, reason: 'forgot_to_cancel', dry_run: true } },
   ],
-  sr_get_operation: [{ idempotency_key: KEY_REFUND }],
+  sr_get_operation: [{ idempotency_key: KEY_REFUND }, { idempotency_key: KEY_CANCEL }],
   sr_list_payment_attempts: [
     { updated_since: '2026-10-01T00:00:00Z' },
     { updated_since: '2026-10-01T00:00:00Z', cursor: 'c_2', limit: 100 },

@@ -12,14 +12,16 @@ export const FAULTS = [
   'conflict_not_detected',
   'replay_differs',
   'float_amounts',
+  'refund_amount_float',
   'duplicated_tool',
   'schema_defs',
   'foreign_ref',
   'deep_schema',
+  'very_deep_schema',
   'six_pages',
   'five_pages',
   'missing_capability_tool',
-  'slow_list',
+  'list_never_answers',
 ] as const
 export type Fault = (typeof FAULTS)[number]
 
@@ -102,6 +104,9 @@ export async function startFaultProxy(
     )
     const msg: Msg | undefined = body.length > 0 ? JSON.parse(body.toString('utf8')) : undefined
     const tool = msg?.method === 'tools/call' ? String(msg.params?.name) : undefined
+    // tools/list is never answered (the connection stays open until close()): whatever the profile budget and
+    // however loaded the machine, the budget runs out first.
+    if (fault === 'list_never_answers' && msg?.method === 'tools/list') return
     const acceptAny = fault === 'tool_call_signature_unchecked' && tool !== undefined
     const resign = verdict.ok || acceptAny
 
@@ -129,8 +134,6 @@ export async function startFaultProxy(
       args.idempotency_key = `${String(args.idempotency_key)}:${randomUUID()}`
       answer = await forward(method, path, req.headers, Buffer.from(JSON.stringify(msg)), true)
     }
-    // A tools/list that takes 2 s: beyond a lowered profile budget (the test lowers it to 0.2 s).
-    if (fault === 'slow_list' && msg?.method === 'tools/list') await new Promise((r) => setTimeout(r, 2000))
     let text = answer.body.toString('utf8')
     if (answer.status === 200) text = rewrite(text, (m) => transform(m))
     const out = Buffer.from(text, 'utf8')
@@ -142,6 +145,9 @@ export async function startFaultProxy(
     function transform(raw: string): string {
       if (fault === 'float_amounts' && tool !== undefined)
         return raw.replace(/"amount_minor":4999(?![0-9])/g, '"amount_minor":4999.0')
+      // The seed's own example: sr_refund answers the refunded 2000 minor units as 2000.0.
+      if (fault === 'refund_amount_float' && tool === 'sr_refund')
+        return raw.replace(/"amount_minor":2000(?![0-9])/g, '"amount_minor":2000.0')
       if (fault === 'replay_differs' && tool === 'sr_refund') {
         const key = String((msg?.params?.arguments as Record<string, unknown> | undefined)?.idempotency_key ?? '')
         if (!raw.includes('"refund_ref"')) return raw
@@ -177,6 +183,14 @@ export async function startFaultProxy(
         const t = find('sr_get_transaction')
         let inner: Record<string, unknown> = { $ref: t.inputSchema.$ref }
         for (let i = 0; i < 20; i += 1) inner = { allOf: [inner] }
+        t.inputSchema = { type: 'object', allOf: [inner] }
+        return tools
+      }
+      case 'very_deep_schema': {
+        // 300 levels: beyond what the platform's reader accepts in a tools/list page at all.
+        const t = find('sr_get_transaction')
+        let inner: Record<string, unknown> = { $ref: t.inputSchema.$ref }
+        for (let i = 0; i < 300; i += 1) inner = { not: { not: inner } }
         t.inputSchema = { type: 'object', allOf: [inner] }
         return tools
       }
