@@ -66,7 +66,8 @@ export function createGate(options: GateOptions): Gate {
   const guard = hostGuard(options.allowList)
   const table = toolTable(options.tools)
   const emit = options.onEvent ?? (() => {})
-  const onFault: FaultReporter = (code, tool, error) => emit({ kind: 'fault', code, tool, error })
+  const onFault: FaultReporter = (code, tool, error) =>
+    emit({ kind: 'fault', code, ...(tool === undefined ? {} : { tool }), error })
   const maxBodyBytes = options.maxBodyBytes ?? 1_048_576
   const build = () =>
     buildGateServer({

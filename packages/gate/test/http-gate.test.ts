@@ -1,6 +1,10 @@
 // The gate over real HTTP on 127.0.0.1 with the official clients: metadata, challenge, host guard, reach, budget.
 import assert from 'node:assert/strict'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { after, before, describe, test } from 'node:test'
+import { Redis } from 'ioredis'
+import { FairBudget, manualClock, RedisBudgetStore } from '../src/index.ts'
 import { type AnyClient, CLIENT_PATHS, connect, firstText } from './support/clients.ts'
 import { ELSEWHERE, RESOURCE, type Running, startGate } from './support/fixture.ts'
 
@@ -442,5 +446,58 @@ describe('2025-era sessions', () => {
     } finally {
       await small.close()
     }
+  })
+})
+
+describe('a budget store that cannot be reached', () => {
+  // A real RedisBudgetStore pointed at a port nothing listens on, failing fast instead of queueing.
+  let g: Running
+  let redis: Redis
+  before(async () => {
+    const dead = createServer()
+    await new Promise<void>((r) => dead.listen(0, '127.0.0.1', r))
+    const port = (dead.address() as AddressInfo).port
+    await new Promise<void>((r) => dead.close(() => r()))
+    redis = new Redis({
+      host: '127.0.0.1',
+      port,
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+    })
+    redis.on('error', () => {})
+    const budget = new FairBudget({
+      capacity: 60,
+      refillPerSecond: 60,
+      callers: ['agent-alpha'],
+      clock: manualClock().now,
+      store: new RedisBudgetStore(redis),
+    })
+    g = await startGate({ budget })
+  })
+  after(async () => {
+    await g.close()
+    redis.disconnect()
+  })
+
+  test('fails closed: the call is not served, the caller sees no detail, and the fault is reported', async () => {
+    const token = await g.issuer.mint({ subject: 'agent-alpha', scopes: ['rates:read'], audience: RESOURCE })
+    const client = await connect('v2-modern', g.url, token)
+    try {
+      await assert.rejects(client.callTool('calendar.why', { day: '2026-04-03' }), (error: Error) => {
+        assert.match(error.message, /the budget store could not be reached/)
+        assert.doesNotMatch(error.message, /127\.0\.0\.1|ECONNREFUSED|2026-04-03|calendar/)
+        return true
+      })
+    } finally {
+      await client.close()
+    }
+    const faults = g.events.filter((e) => e.kind === 'fault')
+    assert.deepEqual(
+      faults.map((e) => (e as { code: string }).code),
+      ['budget-store'],
+    )
+    assert.equal((faults[0] as { error?: { code?: string } }).error?.code, 'ERR_GATE_BUDGET_STORE')
   })
 })

@@ -15,8 +15,12 @@ export interface Caller {
   scopes: readonly string[]
 }
 
-/** Reports a server-side fault; never given caller input. */
-export type FaultReporter = (code: 'tool-threw' | 'output-schema', toolName: string, error?: unknown) => void
+/** Reports a server-side fault; never given caller input (the tool name, when given, is the server's own). */
+export type FaultReporter = (
+  code: 'tool-threw' | 'output-schema' | 'budget-store',
+  toolName: string | undefined,
+  error?: unknown,
+) => void
 
 type Handler = (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result>
 
@@ -68,7 +72,14 @@ export function buildGateServer(options: {
   })
   server.gate = async (request, ctx) => {
     const caller = callerOf(ctx)
-    const decision = await budget.request(caller.id)
+    let decision: Awaited<ReturnType<Budget['request']>>
+    try {
+      decision = await budget.request(caller.id)
+    } catch (error) {
+      // Fail closed and say so in the log; the caller gets the SDK's internal error with the store error's fixed text.
+      onFault('budget-store', undefined, error)
+      throw error
+    }
     if (!decision.admitted) return refusal(OVER_BUDGET)
     const params = request.params as { name?: unknown } | undefined
     return table.granted(params?.name, caller.scopes) === undefined ? refusal(NO_SUCH_TOOL) : undefined
