@@ -109,6 +109,20 @@ for (const { fault, fails, skips } of MATRIX) {
   })
 }
 
+test('a provider without the optional cancel_subscription capability passes; its cancel checks are not_applicable', async () => {
+  const target = await freshTarget('no_cancel_capability')
+  try {
+    const run = await runAgainst(target.url)
+    const cancel = ['get_subscription', 'cancel_dry_run', 'cancel_at_period_end', 'cancel_again']
+    const expected = Object.fromEntries(IDS.map((id) => [id, cancel.includes(id) ? 'skip not_applicable' : 'pass']))
+    assert.deepEqual(verdicts(run.results), expected)
+    // A capability the provider does not offer is not a failure; a skip for a failed precondition would be.
+    assert.equal(run.passed, true)
+  } finally {
+    await target.close()
+  }
+})
+
 test('a tools/list that never answers fails mcp_profile with mcp_profile_timeout within a lowered budget', async () => {
   // The proxy never answers tools/list, so the outcome does not depend on how fast this machine is.
   const target = await freshTarget('list_never_answers')

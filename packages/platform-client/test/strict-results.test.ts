@@ -156,6 +156,16 @@ test('a stream that ends without an answer is retried with the same key, then ve
     ['sr_refund', 'sr_refund', 'sr_refund', 'sr_get_operation'],
   )
   for (const c of calls.slice(0, 3)) assert.deepEqual(c.arguments, args)
+  // The same key every attempt, but each attempt is a new request: a new request_id.
+  const requestIds = server.requests
+    .filter((r) => r.message?.method === 'tools/call')
+    .map((r) => (r.message?.params?._meta as Record<string, unknown>)['dev.supportroute/request_id'])
+  assert.equal(new Set(requestIds).size, 4)
+  // Each attempt opens its own session: server/discover before every tools/call.
+  assert.deepEqual(
+    server.requests.map((r) => r.message?.method),
+    Array.from({ length: 4 }, () => ['server/discover', 'tools/call']).flat(),
+  )
 })
 
 test('an internal_error envelope is retried; a refusal is not', async () => {

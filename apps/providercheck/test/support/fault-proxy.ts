@@ -21,6 +21,7 @@ export const FAULTS = [
   'six_pages',
   'five_pages',
   'missing_capability_tool',
+  'no_cancel_capability',
   'list_never_answers',
 ] as const
 export type Fault = (typeof FAULTS)[number]
@@ -145,6 +146,11 @@ export async function startFaultProxy(
     function transform(raw: string): string {
       if (fault === 'float_amounts' && tool !== undefined)
         return raw.replace(/"amount_minor":4999(?![0-9])/g, '"amount_minor":4999.0')
+      // Not a fault: a provider that does not offer cancel_subscription (the capability is optional).
+      if (fault === 'no_cancel_capability' && tool === 'sr_describe')
+        return raw
+          .replace(/"cancel_subscription":true/g, '"cancel_subscription":false')
+          .replace(/"cancel_at_period_end":true/g, '"cancel_at_period_end":false')
       // The seed's own example: sr_refund answers the refunded 2000 minor units as 2000.0.
       if (fault === 'refund_amount_float' && tool === 'sr_refund')
         return raw.replace(/"amount_minor":2000(?![0-9])/g, '"amount_minor":2000.0')
@@ -196,6 +202,8 @@ export async function startFaultProxy(
       }
       case 'missing_capability_tool':
         return tools.filter((t) => t.name !== 'sr_cancel_subscription')
+      case 'no_cancel_capability':
+        return tools.filter((t) => t.name !== 'sr_cancel_subscription' && t.name !== 'sr_get_subscription')
       case 'six_pages':
       case 'five_pages': {
         const pages = fault === 'six_pages' ? 6 : 5
