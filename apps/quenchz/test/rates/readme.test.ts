@@ -171,6 +171,26 @@ describe('numbers in the prose', () => {
     assert.deepEqual(named, ended.sort())
   })
 
+  test('the vendor sends no rate-limit header and no 429 in any recorded response (why the budget is self-imposed)', {
+    skip: NO_CASSETTES,
+  }, () => {
+    assert.ok(README.includes('sends no rate-limit header and lists no 429'))
+    const index = JSON.parse(readFileSync(join(CASSETTES as string, 'index.json'), 'utf8')) as Array<{
+      status: number
+      response_headers: Record<string, string>
+    }>
+    assert.equal(index.length, 6)
+    for (const entry of index) {
+      assert.notEqual(entry.status, 429)
+      const names = Object.keys(entry.response_headers).map((h) => h.toLowerCase())
+      assert.ok(names.length > 5, 'the headers were recorded')
+      assert.deepEqual(
+        names.filter((h) => h.includes('ratelimit') || h.includes('rate-limit') || h === 'retry-after'),
+        [],
+      )
+    }
+  })
+
   test('the two-callers table is recomputed with the gate’s budgets (frozen clock)', async () => {
     const callers = ['agent-alpha', 'agent-beta']
     const count = async (budget: { request(c: string): Promise<{ admitted: boolean }> }, caller: string, n: number) => {
