@@ -40,8 +40,10 @@ export const USAGE = `usage: providercheck -sandbox -transport mcp [-allow-priva
        providercheck -h
 
 Flags take one dash or two (-base-url or --base-url; -flag=value works too).
+-transport mcp is the only transport so far (rest is not supported yet).
 The signing secret comes from ${SECRET_ENV} (a sandbox secret, srmps_…).
-Exit codes: 0 every check passed; 1 a check failed or was skipped; 2 usage error.`
+Exit codes: 0 every check passed (or did not apply); 1 a check failed or was skipped because a check it
+needs did not pass, or a report does not verify; 2 usage error.`
 
 /** Parses the command line (without node and the script). Never throws. */
 export function parseCommandLine(argv: readonly string[]): Command {
