@@ -30,6 +30,18 @@ test('every check passes against the real provider spoken to in the legacy era',
   }
 })
 
+test('every check passes against the real provider answering every request as an SSE stream, in both eras', async () => {
+  for (const era of ['2026-07-28', 'legacy'] as const) {
+    const target = await freshTarget(undefined, 'sse')
+    try {
+      const run = await runAgainst(target.url, era)
+      assert.deepEqual(verdicts(run.results), allPass, era)
+    } finally {
+      await target.close()
+    }
+  }
+})
+
 test('a second run without a restart names the exhausted fixture instead of blaming the provider', async () => {
   const target = await freshTarget()
   try {
