@@ -106,9 +106,20 @@ export async function main(
   const shownHost = host.includes(':') ? `[${host}]` : host
 
   // 3. The manifest before listening, so a runner waiting for it knows the server is about to answer.
-  if (port !== 0) {
-    writeTokenManifest(tokensPath, await buildTokenManifest(issuer, `http://${shownHost}:${port}/mcp`, clockName))
+  // A path that cannot be written (no such directory, no permission) is said plainly, never as a stack trace.
+  const writeManifest = async (url: string): Promise<boolean> => {
+    try {
+      writeTokenManifest(tokensPath, await buildTokenManifest(issuer, url, clockName))
+    } catch (error) {
+      io.stderr(`could not write the tokens file: ${(error as Error).message}`)
+      return false
+    }
     io.stderr(`tokens written to ${tokensPath}`)
+    return true
+  }
+  if (port !== 0 && !(await writeManifest(`http://${shownHost}:${port}/mcp`))) {
+    await source.close()
+    return EXIT.failed
   }
   if (io.serve === false) {
     await source.close()
@@ -139,10 +150,11 @@ export async function main(
     await source.close()
     return EXIT.failed
   }
-  if (port === 0) {
-    // The port is only known once bound; the manifest follows immediately.
-    writeTokenManifest(tokensPath, await buildTokenManifest(issuer, running.url, clockName))
-    io.stderr(`tokens written to ${tokensPath}`)
+  // The port is only known once bound; the manifest follows immediately.
+  if (port === 0 && !(await writeManifest(running.url))) {
+    await running.close()
+    await source.close()
+    return EXIT.failed
   }
   io.stderr(`quenchz listening on ${running.url} (source: ${source.kind})`)
   const stop = (signal: NodeJS.Signals) => {

@@ -176,6 +176,22 @@ describe('serving failures and paths', () => {
     assert.equal(existsSync(path), false)
   })
 
+  test('a tokens path that cannot be written exits 1 with one plain line, before or after binding', async () => {
+    const path = join(scratch, 'no-such-dir', 'tokens.json')
+    for (const port of ['8931', '0']) {
+      const lines: string[] = []
+      const code = await main(
+        ['--port', port, '--tokens-file', path, '--source', 'recordings', '--recordings', empty],
+        {
+          stderr: (l) => lines.push(l),
+          cwd: scratch,
+        },
+      )
+      assert.equal(code, 1, port)
+      assert.deepEqual(lines, [`could not write the tokens file: ENOENT: no such file or directory, open '${path}'`])
+    }
+  })
+
   test('--history and --recordings are read relative to the working directory given', async () => {
     const dir = join(scratch, 'relative')
     mkdirSync(join(dir, 'rec'), { recursive: true })
