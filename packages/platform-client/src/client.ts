@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import { validateHeaderName, validateHeaderValue } from 'node:http'
 import { contractValidator, errorHttpStatus, PROFILE_TOOLS } from '@tollgate/contract'
 import { signHeaders } from '@tollgate/signing'
 import type { JsonObject } from '@tollgate/strict-json'
@@ -125,6 +126,7 @@ export class PlatformClient {
   constructor(options: PlatformClientOptions) {
     if (typeof options.secret !== 'string' || options.secret === '') throw new TypeError('a signing secret is required')
     if (typeof options.baseUrl !== 'string' || options.baseUrl === '') throw new TypeError('a base URL is required')
+    checkConfiguredHeaders(options)
     this.#options = {
       allowPrivate: false,
       era: 'auto',
@@ -447,6 +449,32 @@ export class PlatformClient {
 
   #pause(attempt: number): Promise<void> {
     return new Promise((resolve) => setTimeout(resolve, this.#options.retryDelayMs * attempt))
+  }
+}
+
+// Headers the protocol or the signature owns, and the ones the platform never sends: a configured edge header
+// may not take their place (a Mcp-Param-* edge header would break "never sends Mcp-Param-*").
+const RESERVED_HEADER =
+  /^(host|content-type|content-length|transfer-encoding|connection|accept|authorization|idempotency-key|last-event-id|mcp-.*|x-supportroute-.*)$/i
+
+// Misconfiguration is caller misuse: refused at construction, not discovered per request as a network failure.
+function checkConfiguredHeaders(options: PlatformClientOptions): void {
+  for (const [name, value] of Object.entries(options.edgeHeaders ?? {})) {
+    if (RESERVED_HEADER.test(name)) throw new TypeError(`edge header ${name} is reserved`)
+    try {
+      validateHeaderName(name)
+      validateHeaderValue(name, value)
+    } catch {
+      throw new TypeError(`edge header ${name} is not a valid header`)
+    }
+  }
+  if (options.bearerToken !== undefined) {
+    try {
+      validateHeaderValue('authorization', `Bearer ${options.bearerToken}`)
+    } catch {
+      throw new TypeError('the bearer token is not a valid header value')
+    }
+    if (options.bearerToken === '') throw new TypeError('the bearer token is empty')
   }
 }
 

@@ -76,3 +76,20 @@ test('a redirect is refused and not followed', async () => {
 test('a missing secret is caller misuse (TypeError)', () => {
   assert.throws(() => new PlatformClient({ baseUrl: 'https://8.8.8.8/mcp', secret: '' }), TypeError)
 })
+
+test('edge headers that the protocol owns, or that are not valid headers, are refused at construction', () => {
+  const base = { baseUrl: 'https://8.8.8.8/mcp', secret: SECRET }
+  for (const name of [
+    'Mcp-Param-Amount',
+    'mcp-session-id',
+    'Host',
+    'Authorization',
+    'X-SupportRoute-Signature',
+    'Idempotency-Key',
+    'Last-Event-ID',
+  ])
+    assert.throws(() => new PlatformClient({ ...base, edgeHeaders: { [name]: 'v' } }), TypeError, name)
+  assert.throws(() => new PlatformClient({ ...base, edgeHeaders: { 'x-edge': 'a\r\nb: c' } }), TypeError)
+  assert.throws(() => new PlatformClient({ ...base, bearerToken: 'tok\nx' }), TypeError)
+  assert.ok(new PlatformClient({ ...base, edgeHeaders: { 'x-edge-key': 'edge-1' }, bearerToken: 'tok-1' }))
+})

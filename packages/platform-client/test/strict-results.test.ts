@@ -159,7 +159,7 @@ test('a stream that ends without an answer is retried with the same key, then ve
   // The same key every attempt, but each attempt is a new request: a new request_id.
   const requestIds = server.requests
     .filter((r) => r.message?.method === 'tools/call')
-    .map((r) => (r.message?.params?._meta as Record<string, unknown>)['dev.supportroute/request_id'])
+    .map((r) => (r.message?.params?._meta as Record<string, unknown> | undefined)?.['dev.supportroute/request_id'])
   assert.equal(new Set(requestIds).size, 4)
   // Each attempt opens its own session: server/discover before every tools/call.
   assert.deepEqual(
