@@ -2,7 +2,15 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { contractValidator } from '@tollgate/contract'
 import type { ToolListing } from '@tollgate/platform-client'
-import { CheckFailure, judgeProfile, limitProblems, measureSchema, PLATFORM_ARGUMENTS } from '../src/index.js'
+import {
+  CheckFailure,
+  FORBIDDEN_KEYWORDS,
+  judgeProfile,
+  limitProblems,
+  measureSchema,
+  PLATFORM_ARGUMENTS,
+  SCHEMA_LIMITS,
+} from '../src/index.js'
 
 const BASE = 'https://schemas.supportroute.dev/merchant-provider/v1/'
 const TABLE: [string, string, string][] = [
@@ -199,5 +207,76 @@ test('all profile schemas together over 20,000 nodes are too complex', () => {
   assert.equal(
     codeOf(() => judgeProfile(listing(tools), CAPS)),
     'mcp_schema_too_complex',
+  )
+})
+
+test("the seed's limits are pinned, and each one is exact: at the limit passes, one over fails", () => {
+  assert.deepEqual(
+    { ...SCHEMA_LIMITS },
+    {
+      maxBytes: 65536,
+      maxDepth: 32,
+      maxNodes: 4096,
+      maxRefs: 8,
+      maxTotalNodes: 20000,
+      maxPages: 5,
+      profileBudgetMs: 15000,
+    },
+  )
+  assert.deepEqual(
+    [...FORBIDDEN_KEYWORDS],
+    [
+      '$defs',
+      'definitions',
+      '$id',
+      'id',
+      '$anchor',
+      '$dynamicAnchor',
+      '$recursiveAnchor',
+      '$dynamicRef',
+      '$recursiveRef',
+    ],
+  )
+  const ids = new Set([`${BASE}refund-result.json`])
+  const problems = (schema: unknown) => limitProblems(measureSchema(schema), ids)
+  // Depth: n nested objects are n levels.
+  const nested = (n: number): unknown => (n === 1 ? { type: 'string' } : { not: nested(n - 1) })
+  assert.deepEqual(problems(nested(32)), [])
+  assert.deepEqual(problems(nested(33)), ['33 levels deep (limit 32)'])
+  // Nodes: the root, the enum array and its items.
+  const nodes = (n: number) => ({ enum: Array.from({ length: n - 2 }, () => 0) })
+  assert.deepEqual(problems(nodes(4096)), [])
+  assert.deepEqual(problems(nodes(4097)), ['4097 nodes (limit 4096)'])
+  // Bytes of the serialized schema: {"description":"…"} is 18 bytes around the text.
+  const bytes = (n: number) => ({ description: 'x'.repeat(n - 18) })
+  assert.deepEqual(problems(bytes(65536)), [])
+  assert.deepEqual(problems(bytes(65537)), ['65537 bytes (limit 65536)'])
+  const refs = (n: number) => ({ anyOf: Array.from({ length: n }, () => ({ $ref: `${BASE}refund-result.json` })) })
+  assert.deepEqual(problems(refs(8)), [])
+  assert.deepEqual(problems(refs(9)), ['9 $refs (limit 8)'])
+})
+
+test('all profile schemas together: 20,000 nodes pass, 20,001 are too complex', () => {
+  const padded = (total: number) => {
+    const tools = published()
+    const base = tools.reduce((n, t) => n + measureSchema(t.inputSchema).nodes + measureSchema(t.outputSchema).nodes, 0)
+    // Spread the extra nodes over six inputSchemas (each stays under 4,096): an examples array adds 1 + items.
+    let extra = total - base
+    for (const t of tools.slice(0, 6)) {
+      const add = Math.min(extra, 4000)
+      if (add === 0) break
+      ;(t.inputSchema as Record<string, unknown>).examples = Array.from({ length: add - 1 }, () => ({}))
+      extra -= add
+    }
+    assert.equal(extra, 0)
+    return tools
+  }
+  assert.equal(
+    reasonOf(() => judgeProfile(listing(padded(20000)), CAPS)),
+    'pass',
+  )
+  assert.equal(
+    reasonOf(() => judgeProfile(listing(padded(20001)), CAPS)),
+    'mcp_schema_too_complex: all schemas together: 20001 nodes (limit 20000)',
   )
 })
