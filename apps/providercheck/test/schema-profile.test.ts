@@ -80,6 +80,14 @@ test('a property named id is not the keyword; a $defs or $id keyword is', () => 
   assert.deepEqual(ok.forbidden, [])
   const bad = measureSchema({ type: 'object', $id: 'x', properties: { a: { $defs: {}, type: 'string' } } })
   assert.deepEqual(bad.forbidden.sort(), ['$defs', '$id'])
+  // Inside every kind of subschema position, draft-07 dependencies included.
+  const hidden = measureSchema({
+    type: 'object',
+    dependencies: { a: ['b'], c: { $anchor: 'x' } },
+    prefixItems: [{ definitions: {} }],
+    if: { $dynamicRef: '#x' },
+  })
+  assert.deepEqual(hidden.forbidden.sort(), ['$anchor', '$dynamicRef', 'definitions'])
 })
 
 test('limits: depth over 32, more than 8 $refs, a $ref outside the contract', () => {

@@ -34,7 +34,15 @@ export interface SchemaMeasure {
 
 // Keywords whose value is a map of names to subschemas, a single subschema, or a list of subschemas: only
 // these are walked as schemas, so a property *named* "id" is not mistaken for the keyword.
-const SCHEMA_MAPS = new Set(['properties', 'patternProperties', 'dependentSchemas', '$defs', 'definitions'])
+// `dependencies` is draft-07's form of dependentSchemas (its array values are skipped: they are not schemas).
+const SCHEMA_MAPS = new Set([
+  'properties',
+  'patternProperties',
+  'dependentSchemas',
+  'dependencies',
+  '$defs',
+  'definitions',
+])
 const SCHEMA_ONE = new Set([
   'additionalProperties',
   'items',
