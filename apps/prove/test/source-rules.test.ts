@@ -60,3 +60,18 @@ test('the docs state the declared number of checks, once, in their proving secti
   const counts = [...section.matchAll(/\b(\d+) checks\b/g)].map((m) => Number(m[1]))
   assert.deepEqual(counts, [DECLARED_CHECKS])
 })
+
+test("this package's README states the declared count in its heading and every exit code the proof uses", async () => {
+  const { DECLARED_CHECKS, EXIT } = await import('../src/prove.ts')
+  const text = readFileSync(new URL('../README.md', import.meta.url), 'utf8')
+  const counts = [...text.matchAll(/\b(\d+) checks\b/g)].map((m) => Number(m[1]))
+  assert.deepEqual(counts, [DECLARED_CHECKS])
+  const start = text.indexOf('## Exit codes')
+  assert.ok(start >= 0, 'the README has an exit codes section')
+  const rows = text
+    .slice(start, text.indexOf('\n## ', start + 3))
+    .split('\n')
+    .filter((l) => /^\| \d/.test(l))
+    .flatMap((l) => (l.split('|')[1] as string).split(',').map((c) => Number(c.trim())))
+  assert.deepEqual(rows, [...new Set([...Object.values(EXIT), 129, 130, 143])])
+})
