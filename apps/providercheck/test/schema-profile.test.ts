@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { contractValidator } from '@tollgate/contract'
+import { contractValidator, schemaDocuments } from '@tollgate/contract'
 import type { ToolListing } from '@tollgate/platform-client'
 import {
   CheckFailure,
@@ -160,6 +160,22 @@ test("an inputSchema narrower than the contract's own argument examples is incom
     assert.equal(e.failureCode, 'mcp_schema_incompatible')
     assert.equal(e.message, 'sr_find_customers inputSchema rejects the contract example every-identifier')
   }
+})
+
+test('a verbatim copy of a contract document under its $id passes; a copy that differs at all is refused', () => {
+  const doc = schemaDocuments.find((d) => d.$id === `${BASE}refund-result.json`)
+  assert.ok(doc)
+  const tools = published()
+  ;(tools[6] as { outputSchema: unknown }).outputSchema = structuredClone(doc)
+  assert.equal(
+    reasonOf(() => judgeProfile(listing(tools), CAPS)),
+    'pass',
+  )
+  ;(tools[6] as { outputSchema: unknown }).outputSchema = { ...structuredClone(doc), description: 'our own words' }
+  assert.equal(
+    reasonOf(() => judgeProfile(listing(tools), CAPS)),
+    'mcp_schema_too_complex: sr_refund outputSchema: uses $id',
+  )
 })
 
 test('an output schema pointing at another contract document is incompatible', () => {

@@ -2,6 +2,7 @@ import { contractRef, listExamples, PROFILE_TOOLS, type ProfileTool, schemaDocum
 import type { ToolListing } from '@tollgate/platform-client'
 import { parsePlain } from '@tollgate/strict-json'
 import { Ajv2020 } from 'ajv/dist/2020.js'
+import { canonicalJson } from '../canonical-json.js'
 import { CheckFailure } from '../check-types.js'
 import { PLATFORM_ARGUMENTS } from './platform-arguments.js'
 import { contractIds, limitProblems, measureSchema, SCHEMA_LIMITS } from './schema-limits.js'
@@ -46,6 +47,7 @@ export function judgeProfile(listing: ToolListing, capabilities: Record<string, 
       if (schema === undefined) continue
       const measure = measureSchema(schema)
       totalNodes += measure.nodes
+      if (contractCopy(schema) !== undefined) continue
       for (const problem of limitProblems(measure, ids)) tooComplex.push(`${tool.name} ${side}: ${problem}`)
     }
   }
@@ -53,8 +55,9 @@ export function judgeProfile(listing: ToolListing, capabilities: Record<string, 
     tooComplex.push(`all schemas together: ${totalNodes} nodes (limit 20000)`)
   if (tooComplex.length > 0) throw new CheckFailure('mcp_schema_too_complex', summary(tooComplex))
 
-  // One fresh Ajv per profile check, holding only the contract's documents by $id ($id is refused above, so
-  // no published schema can add or shadow a document).
+  // One fresh Ajv per profile check, holding only the contract's documents by $id ($id is refused above unless
+  // the schema is an identical copy, which is judged as the document itself: no published schema can add or
+  // shadow a document).
   const ajv = judgingAjv()
   const incompatible: string[] = []
   for (const { profile: p, tool } of profile) incompatible.push(...compatibility(ajv, p, tool))
@@ -72,7 +75,8 @@ function compatibility(ajv: Ajv2020, p: ProfileTool, tool: ListedTool): string[]
     }
     let validate: ReturnType<typeof ajv.compile>
     try {
-      validate = ajv.compile(schema)
+      const copyOf = contractCopy(schema)
+      validate = ajv.compile(copyOf === undefined ? schema : { $ref: copyOf })
     } catch {
       problems.push(`${tool.name} ${side} does not compile against the contract`)
       continue
@@ -117,6 +121,19 @@ function judgingAjv(): Ajv2020 {
   })
   for (const doc of schemaDocuments) ajv.addSchema(doc)
   return ajv
+}
+
+/**
+ * The seed: a verbatim copy of a contract document, published under our $id, passes for as long as it is
+ * identical to the document; once they differ (even in a description) it is a schema of its own, and its $id
+ * is forbidden. Returns the $id of the document an identical copy stands for.
+ */
+function contractCopy(schema: unknown): string | undefined {
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return undefined
+  const id = (schema as { $id?: unknown }).$id
+  if (typeof id !== 'string') return undefined
+  const doc = schemaDocuments.find((d) => d.$id === id)
+  return doc !== undefined && canonicalJson(doc) === canonicalJson(schema) ? id : undefined
 }
 
 function validExamples(ref: string): { name: string; value: unknown }[] {
