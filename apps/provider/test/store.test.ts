@@ -231,6 +231,40 @@ for (const backend of [sqliteBackend(), postgresBackend()] as (Backend & { next:
       assert.deepEqual(await store.ledgerList('counter'), [{ n: 210 }])
     })
 
+    test('ledger: rows put by a keyed mutation are written with it, once; a rewrite can replace one', async () => {
+      await store.ledgerSeed([{ kind: 'charge', ref: 'ch_p', doc: { total: 0 } }])
+      const add = (amount: number, row: string) => (doc: Record<string, unknown> | undefined) => ({
+        doc: { total: Number(doc?.total) + amount },
+        put: [{ kind: 'row:ch_p', ref: row, doc: { amount, state: 'pending' } }],
+        outcome: { row },
+      })
+      await store.ledgerApply('pk1', 'charge', 'ch_p', add(5, 'r2'))
+      await store.ledgerApply('pk2', 'charge', 'ch_p', add(7, 'r1'))
+      // A replay of pk1 puts nothing again.
+      assert.deepEqual(await store.ledgerApply('pk1', 'charge', 'ch_p', add(5, 'r3')), {
+        outcome: { row: 'r2' },
+        replayed: true,
+      })
+      assert.deepEqual(await store.ledgerGet('charge', 'ch_p'), { total: 12 })
+      assert.deepEqual(await store.ledgerList('row:ch_p'), [
+        { amount: 7, state: 'pending' },
+        { amount: 5, state: 'pending' },
+      ])
+      // A mutation that throws writes neither its document nor its rows.
+      await assert.rejects(
+        store.ledgerApply('pk3', 'charge', 'ch_p', () => {
+          throw new Error('refused by the mutation')
+        }),
+      )
+      assert.equal(await store.ledgerLookup('pk3'), undefined)
+      await store.ledgerRewrite('pk1', 'row:ch_p', 'r2', (row) => ({
+        doc: { ...row, state: 'settled' },
+        outcome: { row: 'r2', settled: true },
+      }))
+      assert.deepEqual(await store.ledgerGet('row:ch_p', 'r2'), { amount: 5, state: 'settled' })
+      assert.deepEqual(await store.ledgerLookup('pk1'), { row: 'r2', settled: true })
+    })
+
     test('retention: final keys older than the window are purged, never below 30 days', async () => {
       const now = 100 * DAY
       await store.claim(claimOf('old', 'a', now - 31 * DAY))

@@ -246,6 +246,12 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
             ref,
           ])
         }
+        for (const d of change.put ?? []) {
+          await c.query(
+            `INSERT INTO ${s}.ledger_docs (kind, ref, doc) VALUES ($1, $2, $3) ON CONFLICT (kind, ref) DO UPDATE SET doc = excluded.doc`,
+            [d.kind, d.ref, JSON.stringify(d.doc)],
+          )
+        }
         if (change.record !== false) {
           await c.query(`INSERT INTO ${s}.ledger_keys (key, kind, ref, outcome) VALUES ($1, $2, $3, $4)`, [
             key,
@@ -276,6 +282,12 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
             kind,
             ref,
           ])
+        }
+        for (const d of change.put ?? []) {
+          await c.query(
+            `INSERT INTO ${s}.ledger_docs (kind, ref, doc) VALUES ($1, $2, $3) ON CONFLICT (kind, ref) DO UPDATE SET doc = excluded.doc`,
+            [d.kind, d.ref, JSON.stringify(d.doc)],
+          )
         }
         await c.query(`UPDATE ${s}.ledger_keys SET outcome = $1 WHERE key = $2`, [JSON.stringify(change.outcome), key])
         return change.outcome

@@ -124,6 +124,9 @@ export function openSqliteStore(file: string, options: SqliteStoreOptions = {}):
     ledgerGet: db.prepare('SELECT doc FROM ledger_docs WHERE kind = ? AND ref = ?'),
     ledgerList: db.prepare('SELECT doc FROM ledger_docs WHERE kind = ? ORDER BY ref'),
     ledgerPut: db.prepare('UPDATE ledger_docs SET doc = ? WHERE kind = ? AND ref = ?'),
+    ledgerUpsert: db.prepare(
+      'INSERT INTO ledger_docs (kind, ref, doc) VALUES (?, ?, ?) ON CONFLICT (kind, ref) DO UPDATE SET doc = excluded.doc',
+    ),
     keyGet: db.prepare('SELECT outcome FROM ledger_keys WHERE key = ?'),
     keyPut: db.prepare('INSERT INTO ledger_keys (key, kind, ref, outcome) VALUES (?, ?, ?, ?)'),
     keySet: db.prepare('UPDATE ledger_keys SET outcome = ? WHERE key = ?'),
@@ -206,6 +209,7 @@ export function openSqliteStore(file: string, options: SqliteStoreOptions = {}):
       const row = q.ledgerGet.get(kind, ref) as { doc: string } | undefined
       const change = mutate(row === undefined ? undefined : (JSON.parse(row.doc) as Record<string, unknown>))
       if (change.doc !== undefined) q.ledgerPut.run(JSON.stringify(change.doc), kind, ref)
+      for (const d of change.put ?? []) q.ledgerUpsert.run(d.kind, d.ref, JSON.stringify(d.doc))
       if (change.record !== false) q.keyPut.run(key, kind, ref, JSON.stringify(change.outcome))
       return { outcome: change.outcome, replayed: false }
     },
@@ -217,6 +221,7 @@ export function openSqliteStore(file: string, options: SqliteStoreOptions = {}):
       if (row === undefined || q.keyGet.get(key) === undefined) return undefined
       const change = mutate(JSON.parse(row.doc) as Record<string, unknown>)
       if (change.doc !== undefined) q.ledgerPut.run(JSON.stringify(change.doc), kind, ref)
+      for (const d of change.put ?? []) q.ledgerUpsert.run(d.kind, d.ref, JSON.stringify(d.doc))
       q.keySet.run(JSON.stringify(change.outcome), key)
       return change.outcome
     },

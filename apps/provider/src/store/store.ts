@@ -75,6 +75,8 @@ export type LedgerMutation<R> = (doc: Record<string, unknown> | undefined) => {
   outcome: R
   /** false: the outcome is not recorded under the key (e.g. not found) and the call may be repeated. */
   record?: boolean
+  /** More documents to write (insert or replace) in the same transaction, e.g. one row per refund. */
+  put?: readonly LedgerDoc[]
 }
 
 export interface Store {
