@@ -70,3 +70,27 @@ test('an answer larger than maxBodyBytes fails with ERR_PLATFORM_BODY_TOO_LARGE'
     code: 'ERR_PLATFORM_BODY_TOO_LARGE',
   })
 })
+
+test('a call that times out is abandoned, never cancelled: no notifications/cancelled, no other request', async () => {
+  // tools/call is never answered, so the timeout fires whatever the machine's speed.
+  const modern = modernHandler(() => ({ status: 500 }))
+  const s = await startResponder((req) =>
+    req.message?.method === 'tools/call' ? new Promise<never>(() => {}) : modern(req),
+  )
+  servers.push(s)
+  const c = new PlatformClient({
+    baseUrl: s.url,
+    secret: SECRET,
+    allowPrivate: true,
+    eraCache: new Map(),
+    timeoutMs: 300,
+    maxAttempts: 1,
+  })
+  await assert.rejects(c.callTool('sr_get_transaction', { transaction_ref: 'ch_1001' }, CONTEXT), {
+    code: 'ERR_PLATFORM_TIMEOUT',
+  })
+  assert.deepEqual(
+    s.requests.map((r) => `${r.method} ${r.message?.method ?? ''}`),
+    ['POST server/discover', 'POST tools/call'],
+  )
+})
