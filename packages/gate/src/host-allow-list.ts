@@ -17,9 +17,13 @@ export function loopbackAllowList(): HostAllowList {
   return { hosts, origins: hosts.map((h) => `http://${h}`) }
 }
 
-/** The allow-list for one bind host: `[host, host:*]` and their http origins. */
+/**
+ * The allow-list for one bind host: `[host, host:*]` and their http origins. An IPv6 literal is bracketed, because
+ * that is how it arrives in a Host header (`[::1]:8931`); unbracketed it would match nothing.
+ */
 export function allowListFor(host: string): HostAllowList {
-  const hosts = [host, `${host}:*`]
+  const name = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host
+  const hosts = [name, `${name}:*`]
   return { hosts, origins: hosts.map((h) => `http://${h}`) }
 }
 

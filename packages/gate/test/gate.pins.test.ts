@@ -77,4 +77,10 @@ test('a bind-host allow-list is [host, host:*] and an empty list is refused at c
     origins: ['http://0.0.0.0', 'http://0.0.0.0:*'],
   })
   assert.throws(() => hostGuard({ hosts: [], origins: [] }), { code: 'ERR_GATE_CONFIG' })
+  // An IPv6 bind host arrives bracketed in the Host header.
+  assert.deepEqual(allowListFor('::1').hosts, ['[::1]', '[::1]:*'])
+  assert.deepEqual(allowListFor('[::1]').hosts, ['[::1]', '[::1]:*'])
+  const v6 = hostGuard(allowListFor('::1'))
+  assert.deepEqual(v6({ host: '[::1]:8931', origin: 'http://[::1]:8931' }), { ok: true })
+  assert.equal(v6({ host: '::1:8931' }).ok, false)
 })
