@@ -204,12 +204,14 @@ const scenarios = [
 // All servers run at once (idle when not loaded). Every scenario alternates all of them in rounds — the baselines
 // too, with their no-op call of the same request shape — and keeps each server's median round, so a ratio compares
 // figures taken in the same minutes of a shared machine.
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
 const KINDS: Kind[] = ['raw', 'bare', 'provider', 'provider-pc']
 const servers = new Map<Kind, { url: string; child: ChildProcess }>()
 for (const kind of KINDS) servers.set(kind, await startServer(kind))
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0
 const results: Record<string, Partial<Record<Kind, Result>>> = {}
+// Per scenario and provider kind: the median over rounds of (provider ÷ baseline in the same round).
+const ratios: Record<string, Partial<Record<Kind, { bare: number; raw: number }>>> = {}
 try {
   for (const s of scenarios) {
     if (process.env.BENCH_ONLY !== undefined && !s.name.includes(process.env.BENCH_ONLY)) continue
@@ -232,6 +234,13 @@ try {
       }
     }
     results[s.name] = row
+    const perRound = (kind: Kind, base: Kind) =>
+      median((rounds.get(kind) ?? []).map((r, i) => r.perSecond / ((rounds.get(base) ?? [])[i]?.perSecond ?? NaN)))
+    ratios[s.name] = {}
+    for (const kind of ['provider', 'provider-pc'] as const) {
+      if (rounds.has(kind))
+        (ratios[s.name] as Record<string, unknown>)[kind] = { bare: perRound(kind, 'bare'), raw: perRound(kind, 'raw') }
+    }
   }
 } finally {
   for (const { child } of servers.values()) {
@@ -246,17 +255,16 @@ console.log(
 )
 console.log('unit: calls/s for modern single requests, attempts/s (4 requests each) for legacy')
 console.log('provider = SQLite durability power-loss (synchronous=FULL, default); provider-pc = process-crash (NORMAL)')
+console.log("×bare, ×raw: median over rounds of the ratio within one round (figures: each server's median round)")
 for (const s of scenarios) {
   const row = results[s.name]
   if (row?.bare === undefined || row.raw === undefined) continue
   console.log(`${s.name}: bare SDK ${fmt(row.bare)} | raw HMAC ${fmt(row.raw)}`)
   for (const kind of ['provider', 'provider-pc'] as const) {
     const mine = row[kind]
-    if (mine === undefined) continue
-    console.log(
-      `  ${kind.padEnd(12)} ${fmt(mine)} | ×bare ${(mine.perSecond / row.bare.perSecond).toFixed(2)} ` +
-        `×raw ${(mine.perSecond / row.raw.perSecond).toFixed(2)}`,
-    )
+    const ratio = ratios[s.name]?.[kind]
+    if (mine === undefined || ratio === undefined) continue
+    console.log(`  ${kind.padEnd(12)} ${fmt(mine)} | ×bare ${ratio.bare.toFixed(2)} ×raw ${ratio.raw.toFixed(2)}`)
   }
 }
 agent.destroy()

@@ -67,6 +67,9 @@ test('tool-call log lines carry request_id, correlation_id, channel and external
     for (const secretish of [SECRET, sig['X-SupportRoute-Signature'] as string, key, 'ch_9001', body]) {
       assert.equal(all.includes(secretish), false, 'a log line holds a secret, a signature or a request value')
     }
+    // No signature of any request (the accepted ones included), and no amount from a body.
+    assert.doesNotMatch(all, /v1=[0-9a-f]{64}/)
+    assert.equal(all.includes('4321'), false)
   } finally {
     await p.stop()
   }
