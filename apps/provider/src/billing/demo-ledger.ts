@@ -62,6 +62,9 @@ function withRefundedTotal(doc: Obj): Obj {
 }
 
 export class DemoLedger implements BillingPort {
+  // refund() and cancelSubscription() re-check every generic rule under the row lock (the check that counts when
+  // concurrent keys race), in the dry run's order: the server's unlocked pre-check would only repeat it.
+  readonly appliesGenericRefusals = true
   readonly #store: Store
   readonly #now: () => number
   readonly #settleAfterMs: number
@@ -214,7 +217,9 @@ export class DemoLedger implements BillingPort {
       (doc) => {
         if (doc === undefined) return { outcome: { status: 'not_found' }, record: false }
         const hold = doc._hold as { code: string; message: string } | undefined
+        // The dry run's order: the generic rules (the server's pre-check), then the account, then holds.
         const refusal: BillingRefusal | undefined =
+          refundRefusal(withRefundedTotal(doc), undefined, command) ??
           refundRefusal(withRefundedTotal(doc), customer, command) ??
           (hold === undefined ? undefined : { status: 'refused', code: hold.code, message: hold.message })
         if (refusal !== undefined) return { outcome: { operation: 'refund', ...refusal } }

@@ -61,6 +61,13 @@ export type LookupOutcome =
  * the outcome after, and after a crash asks lookup(key) before calling again.
  */
 export interface BillingPort {
+  /**
+   * true when refund() and cancelSubscription() themselves apply the contract's generic refusals (currency, state,
+   * dispute, refund route, refundable amount; canceled / paused subscription) atomically with the change, in the
+   * same order as a dry run reports them. The server then skips its own unlocked pre-check (a read of the object)
+   * before real calls; dry runs always use it. Default false: the server pre-checks every real call.
+   */
+  readonly appliesGenericRefusals?: boolean
   describe(): Promise<Obj>
   findCustomers(query: Record<string, string>): Promise<{ customer_ref: string }[]>
   getCustomer(customerRef: string): Promise<Obj | undefined>

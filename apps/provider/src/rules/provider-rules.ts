@@ -127,9 +127,11 @@ export class ProviderRules {
           const found = await this.#billing.lookup(key)
           if (found !== undefined) return found
         }
-        const refusal = await this.#refundPrecheck(command)
-        if (refusal === 'not_found') return 'not_found'
-        if (refusal !== undefined) return { operation: 'refund', ...refusal }
+        if (this.#billing.appliesGenericRefusals !== true) {
+          const refusal = await this.#refundPrecheck(command)
+          if (refusal === 'not_found') return 'not_found'
+          if (refusal !== undefined) return { operation: 'refund', ...refusal }
+        }
         const done = await this.#billing.refund(key, command)
         return done.status === 'not_found' ? 'not_found' : { operation: 'refund', ...done }
       },
@@ -167,10 +169,12 @@ export class ProviderRules {
           const found = await this.#billing.lookup(key)
           if (found !== undefined) return found
         }
-        const sub = await this.#billing.getSubscription(command.subscription_ref)
-        if (sub === undefined) return 'not_found'
-        const refusal = cancelRefusal(sub, command)
-        if (refusal !== undefined) return { operation: 'cancel_subscription', ...refusal }
+        if (this.#billing.appliesGenericRefusals !== true) {
+          const sub = await this.#billing.getSubscription(command.subscription_ref)
+          if (sub === undefined) return 'not_found'
+          const refusal = cancelRefusal(sub, command)
+          if (refusal !== undefined) return { operation: 'cancel_subscription', ...refusal }
+        }
         const done = await this.#billing.cancelSubscription(key, command)
         return done.status === 'not_found' ? 'not_found' : { operation: 'cancel_subscription', ...done }
       },
