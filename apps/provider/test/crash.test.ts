@@ -137,3 +137,32 @@ test('fakemerchant without SIGNING_SECRET refuses to start and says how to set o
   assert.match(err, /SIGNING_SECRET=srmps_/)
   assert.match(err, /npx fakemerchant/)
 })
+
+test('fakemerchant refuses an unknown --durability and names the choices', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'tollgate-durability-flag-'))
+  t.after(() => rmSync(dir, { recursive: true, force: true }))
+  const db = join(dir, 'f.sqlite')
+  const child = spawn(
+    process.execPath,
+    [
+      '--conditions=@tollgate/source',
+      '--import',
+      'tsx',
+      'src/fakemerchant.ts',
+      '--port',
+      '0',
+      '--db',
+      db,
+      '--durability',
+      'fast',
+    ],
+    { cwd: APP, env: { ...process.env, SIGNING_SECRET: SECRET }, stdio: ['ignore', 'pipe', 'pipe'] },
+  )
+  let err = ''
+  child.stderr?.on('data', (d: Buffer) => {
+    err += d.toString()
+  })
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve))
+  assert.equal(code, 1)
+  assert.match(err, /durability must be 'process-crash' or 'power-loss'/)
+})
