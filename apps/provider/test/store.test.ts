@@ -257,10 +257,13 @@ for (const backend of [sqliteBackend(), postgresBackend()] as (Backend & { next:
         }),
       )
       assert.equal(await store.ledgerLookup('pk3'), undefined)
-      await store.ledgerRewrite('pk1', 'row:ch_p', 'r2', (row) => ({
-        doc: { ...row, state: 'settled' },
-        outcome: { row: 'r2', settled: true },
-      }))
+      let seen: unknown
+      await store.ledgerRewrite('pk1', 'row:ch_p', 'r2', (row, prior) => {
+        seen = prior
+        return { doc: { ...row, state: 'settled' }, outcome: { row: 'r2', settled: true } }
+      })
+      // The rewrite saw the key's recorded outcome.
+      assert.deepEqual(seen, { row: 'r2' })
       assert.deepEqual(await store.ledgerGet('row:ch_p', 'r2'), { amount: 5, state: 'settled' })
       assert.deepEqual(await store.ledgerLookup('pk1'), { row: 'r2', settled: true })
     })

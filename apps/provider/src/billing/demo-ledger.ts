@@ -317,7 +317,9 @@ export class DemoLedger implements BillingPort {
       key,
       refundKind(String(pending.transaction_ref)),
       String(pending.row_ref),
-      (row) => {
+      (row, prior) => {
+        // Settled meanwhile (two lookups raced): keep the first settlement, so the refund's time never changes.
+        if (prior !== undefined && prior.status !== 'pending') return { outcome: prior }
         const refundRef = 'refund_ref' in pending ? pending.refund_ref : ''
         return {
           doc: { ...row, at },

@@ -273,9 +273,9 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
           kind,
           ref,
         ])
-        const prior = await c.query(`SELECT 1 FROM ${s}.ledger_keys WHERE key = $1`, [key])
+        const prior = await c.query(`SELECT outcome FROM ${s}.ledger_keys WHERE key = $1 FOR UPDATE`, [key])
         if (got.rows[0] === undefined || prior.rows[0] === undefined) return undefined
-        const change = mutate(got.rows[0].doc as Record<string, unknown>)
+        const change = mutate(got.rows[0].doc as Record<string, unknown>, prior.rows[0].outcome as R)
         if (change.doc !== undefined) {
           await c.query(`UPDATE ${s}.ledger_docs SET doc = $1 WHERE kind = $2 AND ref = $3`, [
             JSON.stringify(change.doc),

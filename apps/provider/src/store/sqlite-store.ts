@@ -218,8 +218,9 @@ export function openSqliteStore(file: string, options: SqliteStoreOptions = {}):
   const rewriteTx = db.transaction(
     (key: string, kind: string, ref: string, mutate: LedgerMutation<unknown>): unknown => {
       const row = q.ledgerGet.get(kind, ref) as { doc: string } | undefined
-      if (row === undefined || q.keyGet.get(key) === undefined) return undefined
-      const change = mutate(JSON.parse(row.doc) as Record<string, unknown>)
+      const prior = q.keyGet.get(key) as { outcome: string } | undefined
+      if (row === undefined || prior === undefined) return undefined
+      const change = mutate(JSON.parse(row.doc) as Record<string, unknown>, JSON.parse(prior.outcome))
       if (change.doc !== undefined) q.ledgerPut.run(JSON.stringify(change.doc), kind, ref)
       for (const d of change.put ?? []) q.ledgerUpsert.run(d.kind, d.ref, JSON.stringify(d.doc))
       q.keySet.run(JSON.stringify(change.outcome), key)

@@ -70,7 +70,11 @@ export interface LedgerApplyResult<R> {
   replayed: boolean
 }
 
-export type LedgerMutation<R> = (doc: Record<string, unknown> | undefined) => {
+/** prior: the key's recorded outcome (ledgerRewrite only), read under the same lock as doc. */
+export type LedgerMutation<R> = (
+  doc: Record<string, unknown> | undefined,
+  prior?: R,
+) => {
   doc?: Record<string, unknown>
   outcome: R
   /** false: the outcome is not recorded under the key (e.g. not found) and the call may be repeated. */
