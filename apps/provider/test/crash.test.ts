@@ -21,7 +21,7 @@ interface Running {
   exited: Promise<number | null>
 }
 
-async function spawnFakemerchant(db: string, env: Record<string, string>): Promise<Running> {
+async function spawnFakemerchant(db: string, env: Record<string, string>, durability: string): Promise<Running> {
   const child = spawn(
     process.execPath,
     [
@@ -35,6 +35,8 @@ async function spawnFakemerchant(db: string, env: Record<string, string>): Promi
       db,
       '--lease-ms',
       '200',
+      '--durability',
+      durability,
     ],
     { cwd: APP, env: { ...process.env, SIGNING_SECRET: SECRET, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
   )
@@ -66,55 +68,58 @@ const args = (key: string) => ({
   },
 })
 
-test('SIGKILL between the billing commit and the outcome record: a retry finishes it, one refund in the ledger', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'tollgate-crash-'))
-  const db = join(dir, 'fakemerchant.sqlite')
-  const children: ChildProcess[] = []
-  try {
-    const first = await spawnFakemerchant(db, { [HOOK]: 'ch_1001' })
-    children.push(first.child)
-    const key = newKey()
-    const inflight = attempt(first.url, 'modern', 'sr_refund', args(key)).catch((e: unknown) => e)
-    while (!first.stderr().includes('TEST-HOOK hanging after refund commit')) {
-      if (first.child.exitCode !== null) throw new Error('server exited early')
-      await sleep(20)
-    }
-    first.child.kill('SIGKILL')
-    await first.exited
-    assert.ok((await inflight) instanceof Error, 'the attempt in flight never got an answer')
+// Both durabilities survive the process being killed (they differ on power loss, which a test cannot cut).
+for (const durability of ['power-loss', 'process-crash']) {
+  test(`${durability}: SIGKILL between the billing commit and the outcome record: a retry finishes it, one refund in the ledger`, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tollgate-crash-'))
+    const db = join(dir, 'fakemerchant.sqlite')
+    const children: ChildProcess[] = []
+    try {
+      const first = await spawnFakemerchant(db, { [HOOK]: 'ch_1001' }, durability)
+      children.push(first.child)
+      const key = newKey()
+      const inflight = attempt(first.url, 'modern', 'sr_refund', args(key)).catch((e: unknown) => e)
+      while (!first.stderr().includes('TEST-HOOK hanging after refund commit')) {
+        if (first.child.exitCode !== null) throw new Error('server exited early')
+        await sleep(20)
+      }
+      first.child.kill('SIGKILL')
+      await first.exited
+      assert.ok((await inflight) instanceof Error, 'the attempt in flight never got an answer')
 
-    const second = await spawnFakemerchant(db, {})
-    children.push(second.child)
-    // The dead process's claim blocks the key until its lease (200 ms) ends: in_progress, retryable, until then.
-    let answer: CallResult | undefined
-    for (let i = 0; i < 200; i++) {
-      answer = await attempt(second.url, i % 2 === 0 ? 'legacy' : 'modern', 'sr_refund', args(key))
-      const code = (answer.structuredContent?.error as { code: string } | undefined)?.code
-      if (code !== 'in_progress') break
-      await sleep(50)
+      const second = await spawnFakemerchant(db, {}, durability)
+      children.push(second.child)
+      // The dead process's claim blocks the key until its lease (200 ms) ends: in_progress, retryable, until then.
+      let answer: CallResult | undefined
+      for (let i = 0; i < 200; i++) {
+        answer = await attempt(second.url, i % 2 === 0 ? 'legacy' : 'modern', 'sr_refund', args(key))
+        const code = (answer.structuredContent?.error as { code: string } | undefined)?.code
+        if (code !== 'in_progress') break
+        await sleep(50)
+      }
+      assert.equal(answer?.isError ?? false, false, JSON.stringify(answer?.structuredContent))
+      assert.equal(answer?.structuredContent?.status, 'succeeded')
+      assert.equal(answer?.structuredContent?.idempotency_key, key)
+      const tx = await attempt(second.url, 'v1', 'sr_get_transaction', { transaction_ref: 'ch_1001' })
+      const refunds = tx.structuredContent?.refunds as { idempotency_key: string }[]
+      assert.deepEqual(
+        refunds.map((r) => r.idempotency_key),
+        [key],
+      )
+      const op = await attempt(second.url, 'modern', 'sr_get_operation', { idempotency_key: key })
+      assert.equal(op.structuredContent?.status, 'succeeded')
+      assert.deepEqual(op.structuredContent?.result, answer?.structuredContent)
+      // And once more: a plain replay, still one refund.
+      const replay = await attempt(second.url, 'v1', 'sr_refund', args(key))
+      assert.deepEqual(replay.structuredContent, answer?.structuredContent)
+      second.child.kill('SIGTERM')
+      assert.equal(await second.exited, 0)
+    } finally {
+      for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL')
+      rmSync(dir, { recursive: true, force: true })
     }
-    assert.equal(answer?.isError ?? false, false, JSON.stringify(answer?.structuredContent))
-    assert.equal(answer?.structuredContent?.status, 'succeeded')
-    assert.equal(answer?.structuredContent?.idempotency_key, key)
-    const tx = await attempt(second.url, 'v1', 'sr_get_transaction', { transaction_ref: 'ch_1001' })
-    const refunds = tx.structuredContent?.refunds as { idempotency_key: string }[]
-    assert.deepEqual(
-      refunds.map((r) => r.idempotency_key),
-      [key],
-    )
-    const op = await attempt(second.url, 'modern', 'sr_get_operation', { idempotency_key: key })
-    assert.equal(op.structuredContent?.status, 'succeeded')
-    assert.deepEqual(op.structuredContent?.result, answer?.structuredContent)
-    // And once more: a plain replay, still one refund.
-    const replay = await attempt(second.url, 'v1', 'sr_refund', args(key))
-    assert.deepEqual(replay.structuredContent, answer?.structuredContent)
-    second.child.kill('SIGTERM')
-    assert.equal(await second.exited, 0)
-  } finally {
-    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL')
-    rmSync(dir, { recursive: true, force: true })
-  }
-})
+  })
+}
 
 test('fakemerchant without SIGNING_SECRET refuses to start and says how to set one', async () => {
   const env = { ...process.env }
