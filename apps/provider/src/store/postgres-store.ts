@@ -84,6 +84,28 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       throw cause instanceof StoreError ? cause : new StoreError('PostgreSQL store operation failed', { cause })
     }
   }
+  // A ledger mutation's document writes: the changed document, then any documents it adds or replaces.
+  const writeDocs = async (
+    c: pg.PoolClient,
+    kind: string,
+    ref: string,
+    change: Pick<ReturnType<LedgerMutation<unknown>>, 'doc' | 'put'>,
+  ) => {
+    if (change.doc !== undefined) {
+      await c.query(`UPDATE ${s}.ledger_docs SET doc = $1 WHERE kind = $2 AND ref = $3`, [
+        JSON.stringify(change.doc),
+        kind,
+        ref,
+      ])
+    }
+    for (const d of change.put ?? []) {
+      await c.query(
+        `INSERT INTO ${s}.ledger_docs (kind, ref, doc) VALUES ($1, $2, $3) ON CONFLICT (kind, ref) DO UPDATE SET doc = excluded.doc`,
+        [d.kind, d.ref, JSON.stringify(d.doc)],
+      )
+    }
+  }
+
   const tx = <T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> =>
     guard(async () => {
       const c = await pool.connect()
@@ -239,19 +261,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
         const prior = await c.query(`SELECT outcome FROM ${s}.ledger_keys WHERE key = $1`, [key])
         if (prior.rows[0] !== undefined) return { outcome: prior.rows[0].outcome as R, replayed: true }
         const change = mutate(got.rows[0]?.doc as Record<string, unknown> | undefined)
-        if (change.doc !== undefined) {
-          await c.query(`UPDATE ${s}.ledger_docs SET doc = $1 WHERE kind = $2 AND ref = $3`, [
-            JSON.stringify(change.doc),
-            kind,
-            ref,
-          ])
-        }
-        for (const d of change.put ?? []) {
-          await c.query(
-            `INSERT INTO ${s}.ledger_docs (kind, ref, doc) VALUES ($1, $2, $3) ON CONFLICT (kind, ref) DO UPDATE SET doc = excluded.doc`,
-            [d.kind, d.ref, JSON.stringify(d.doc)],
-          )
-        }
+        await writeDocs(c, kind, ref, change)
         if (change.record !== false) {
           await c.query(`INSERT INTO ${s}.ledger_keys (key, kind, ref, outcome) VALUES ($1, $2, $3, $4)`, [
             key,
@@ -276,19 +286,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
         const prior = await c.query(`SELECT outcome FROM ${s}.ledger_keys WHERE key = $1 FOR UPDATE`, [key])
         if (got.rows[0] === undefined || prior.rows[0] === undefined) return undefined
         const change = mutate(got.rows[0].doc as Record<string, unknown>, prior.rows[0].outcome as R)
-        if (change.doc !== undefined) {
-          await c.query(`UPDATE ${s}.ledger_docs SET doc = $1 WHERE kind = $2 AND ref = $3`, [
-            JSON.stringify(change.doc),
-            kind,
-            ref,
-          ])
-        }
-        for (const d of change.put ?? []) {
-          await c.query(
-            `INSERT INTO ${s}.ledger_docs (kind, ref, doc) VALUES ($1, $2, $3) ON CONFLICT (kind, ref) DO UPDATE SET doc = excluded.doc`,
-            [d.kind, d.ref, JSON.stringify(d.doc)],
-          )
-        }
+        await writeDocs(c, kind, ref, change)
         await c.query(`UPDATE ${s}.ledger_keys SET outcome = $1 WHERE key = $2`, [JSON.stringify(change.outcome), key])
         return change.outcome
       }),
