@@ -53,6 +53,14 @@ export interface KitContext {
   profileBudgetMs: number
   /** Epoch ms clock (injected in tests). */
   now(): number
+  /** What the run sends besides the signature (names only), for reasons that explain a refusal. */
+  credentials: KitCredentials
+}
+
+/** Whether a bearer token is sent, and the edge header names (never values). */
+export interface KitCredentials {
+  bearerToken: boolean
+  edgeHeaderNames: string[]
 }
 
 export interface CheckDefinition {

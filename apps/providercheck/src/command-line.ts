@@ -1,5 +1,9 @@
+import { validateHeaderValue } from 'node:http'
+
 /** The secret's environment variable (the seed's). */
 export const SECRET_ENV = 'PROVIDERCHECK_SANDBOX_SIGNING_SECRET'
+/** The bearer token's environment variable: never a flag, so it stays out of shell history and process lists. */
+export const BEARER_TOKEN_ENV = 'PROVIDERCHECK_BEARER_TOKEN'
 
 export interface RunCommand {
   kind: 'run'
@@ -13,6 +17,8 @@ export interface RunCommand {
   subscription: string
   json: string | undefined
   era: 'auto' | '2026-07-28' | 'legacy'
+  /** -edge-header 'Name: value' (repeatable), in command-line order; values are never printed. */
+  edgeHeaders: Record<string, string>
 }
 
 export type Command =
@@ -30,18 +36,24 @@ const VALUE_FLAGS = [
   'subscription',
   'json',
   'era',
+  'edge-header',
 ] as const
 const BOOLEAN_FLAGS = ['sandbox', 'allow-private', 'h', 'help'] as const
 const REQUIRED = ['transport', 'base-url', 'tenant', 'customer', 'transaction', 'subscription'] as const
 
 export const USAGE = `usage: providercheck -sandbox -transport mcp [-allow-private] -base-url URL -tenant ID
                      -customer REF -transaction REF -subscription REF [-json FILE] [-era auto|2026-07-28|legacy]
+                     [-edge-header 'Name: value' ...]
        providercheck verify REPORT
        providercheck -h
 
 Flags take one dash or two (-base-url or --base-url; -flag=value works too).
 -transport mcp is the only transport so far (rest is not supported yet).
 The signing secret comes from ${SECRET_ENV} (a sandbox secret, srmps_…).
+A bearer token, when the provider requires one, comes from ${BEARER_TOKEN_ENV} (never a flag: a token on the
+command line leaks into shell history and process lists); it is sent as Authorization: Bearer on every request.
+-edge-header 'Name: value' (repeatable) sends an edge/WAF header on every request; protocol and signature headers
+(Host, Authorization, Content-Type, Accept, Mcp-*, X-SupportRoute-*, …) are refused. Only header names are printed.
 Exit codes: 0 every check passed (or did not apply); 1 a check failed or was skipped because a check it
 needs did not pass, or a report does not verify; 2 usage error.`
 
@@ -55,10 +67,21 @@ export function parseCommandLine(argv: readonly string[]): Command {
   }
   const values = new Map<string, string>()
   const flags = new Set<string>()
+  const edgeHeaders = new Map<string, string>()
+  let afterEdgeHeader = false
   for (let i = 0; i < argv.length; i += 1) {
     const arg = argv[i] as string
     const match = /^--?([a-z][a-z-]*)(?:=(.*))?$/.exec(arg)
-    if (!match) return { kind: 'usage_error', message: `unexpected argument ${JSON.stringify(arg)}` }
+    if (!match) {
+      // Never echo what follows an edge header: it is most likely an unquoted header value.
+      if (afterEdgeHeader)
+        return {
+          kind: 'usage_error',
+          message: "unexpected argument after -edge-header (quote it: -edge-header 'Name: value')",
+        }
+      return { kind: 'usage_error', message: `unexpected argument ${JSON.stringify(arg)}` }
+    }
+    afterEdgeHeader = false
     const name = match[1] as string
     if ((BOOLEAN_FLAGS as readonly string[]).includes(name)) {
       if (match[2] !== undefined) return { kind: 'usage_error', message: `-${name} takes no value` }
@@ -69,6 +92,12 @@ export function parseCommandLine(argv: readonly string[]): Command {
       return { kind: 'usage_error', message: `unknown flag -${name}` }
     const value = match[2] ?? argv[++i]
     if (value === undefined || value === '') return { kind: 'usage_error', message: `-${name} needs a value` }
+    if (name === 'edge-header') {
+      const problem = addEdgeHeader(edgeHeaders, value)
+      if (problem !== undefined) return { kind: 'usage_error', message: problem }
+      afterEdgeHeader = true
+      continue
+    }
     values.set(name, value)
   }
   if (flags.has('h') || flags.has('help')) return { kind: 'help' }
@@ -98,5 +127,30 @@ export function parseCommandLine(argv: readonly string[]): Command {
     subscription: values.get('subscription') as string,
     json: values.get('json'),
     era,
+    // fromEntries defines own properties, so even a header named __proto__ stays a plain entry.
+    edgeHeaders: Object.fromEntries(edgeHeaders),
   }
+}
+
+// An HTTP field name is a token (RFC 9110 §5.1); anything else could not be sent as one header.
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
+
+/** Adds one 'Name: value' to headers, or returns a usage message that names the header but never its value. */
+function addEdgeHeader(headers: Map<string, string>, text: string): string | undefined {
+  const colon = text.indexOf(':')
+  const name = colon < 0 ? '' : text.slice(0, colon)
+  if (!HEADER_NAME.test(name)) return "-edge-header must be 'Name: value' with a header name before the colon"
+  const value = text.slice(colon + 1).trim()
+  if (value === '') return `-edge-header ${name} has no value (quote it: -edge-header '${name}: value')`
+  try {
+    validateHeaderValue(name, value)
+  } catch {
+    return `-edge-header ${name}: the value holds characters a header cannot carry`
+  }
+  if (name.toLowerCase() === 'authorization')
+    return `-edge-header ${name} is reserved: the bearer token comes from ${BEARER_TOKEN_ENV} (environment)`
+  if ([...headers.keys()].some((n) => n.toLowerCase() === name.toLowerCase()))
+    return `-edge-header ${name} is given twice`
+  headers.set(name, value)
+  return undefined
 }

@@ -1,9 +1,9 @@
 import { readFileSync, statSync, writeFileSync } from 'node:fs'
 import { secretEnvironment } from '@tollgate/signing'
 import type { CheckResult } from './check-types.js'
-import { type Command, parseCommandLine, type RunCommand, SECRET_ENV, USAGE } from './command-line.js'
+import { BEARER_TOKEN_ENV, type Command, parseCommandLine, type RunCommand, SECRET_ENV, USAGE } from './command-line.js'
 import { buildReport, verifyReport } from './report.js'
-import { runKit } from './run-kit.js'
+import { credentialsOf, type KitOptions, kitOptionsProblem, runKit } from './run-kit.js'
 import { KIT_NAME, KIT_VERSION } from './version.js'
 
 /** Where the CLI writes: one call per line, without the newline. */
@@ -41,26 +41,49 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
     return EXIT.usage
   }
   if (command.kind === 'verify') return verify(command.file, secret, io)
-  return run(command as RunCommand, secret, io)
+  // An empty variable counts as unset (`export VAR=` is how shells clear one).
+  const bearerToken = env[BEARER_TOKEN_ENV] === '' ? undefined : env[BEARER_TOKEN_ENV]
+  const options = kitOptions(command as RunCommand, secret, bearerToken)
+  const problem = kitOptionsProblem(options)
+  if (problem !== undefined) {
+    // The client's reason names a header, never a value; say which input it came from.
+    const source = problem.startsWith('the bearer token') ? ` (${BEARER_TOKEN_ENV})` : ' (-edge-header)'
+    io.err(`providercheck: ${problem}${source}`)
+    io.err(USAGE)
+    return EXIT.usage
+  }
+  return run(command as RunCommand, options, secret, io)
 }
 
-async function run(command: RunCommand, secret: string, io: Output): Promise<number> {
-  io.out(`${KIT_NAME} ${KIT_VERSION}: transport mcp, sandbox, ${command.baseUrl}`)
-  const kit = await runKit(
-    {
-      baseUrl: command.baseUrl,
-      secret,
-      allowPrivate: command.allowPrivate,
-      era: command.era,
-      fixtures: {
-        tenant: command.tenant,
-        customer: command.customer,
-        transaction: command.transaction,
-        subscription: command.subscription,
-      },
+function kitOptions(command: RunCommand, secret: string, bearerToken: string | undefined): KitOptions {
+  return {
+    baseUrl: command.baseUrl,
+    secret,
+    allowPrivate: command.allowPrivate,
+    era: command.era,
+    fixtures: {
+      tenant: command.tenant,
+      customer: command.customer,
+      transaction: command.transaction,
+      subscription: command.subscription,
     },
-    (result) => io.out(formatLine(result)),
+    ...(bearerToken !== undefined && { bearerToken }),
+    ...(Object.keys(command.edgeHeaders).length > 0 && { edgeHeaders: command.edgeHeaders }),
+  }
+}
+
+/** ", bearer token, edge headers A, B" when configured (names only); empty otherwise. */
+function credentialsNote(options: KitOptions): string {
+  const { bearerToken, edgeHeaderNames } = credentialsOf(options)
+  return (
+    (bearerToken ? ', bearer token' : '') +
+    (edgeHeaderNames.length > 0 ? `, edge headers ${edgeHeaderNames.join(', ')}` : '')
   )
+}
+
+async function run(command: RunCommand, options: KitOptions, secret: string, io: Output): Promise<number> {
+  io.out(`${KIT_NAME} ${KIT_VERSION}: transport mcp, sandbox, ${command.baseUrl}${credentialsNote(options)}`)
+  const kit = await runKit(options, (result) => io.out(formatLine(result)))
   const n = (v: string) => kit.results.filter((r) => r.verdict === v).length
   const ms = kit.finishedAt.getTime() - kit.startedAt.getTime()
   io.out(

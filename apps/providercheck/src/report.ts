@@ -14,6 +14,8 @@ export interface Report {
   kit: { name: string; version: string }
   target: { base_url: string; transport: 'mcp'; environment: 'sandbox'; tenant: string; era: string | null }
   fixtures: { customer: string; transaction: string; subscription: string }
+  /** Sent besides the signature: whether a bearer token, and the edge header names. Never a value. */
+  credentials: { bearer_token: boolean; edge_headers: string[] }
   started_at: string
   finished_at: string
   outcome: 'pass' | 'fail'
@@ -43,6 +45,7 @@ export function buildReport(run: KitRun, target: ReportTarget, secret: string): 
       era: run.era ?? null,
     },
     fixtures: { customer: target.customer, transaction: target.transaction, subscription: target.subscription },
+    credentials: { bearer_token: run.credentials.bearerToken, edge_headers: [...run.credentials.edgeHeaderNames] },
     started_at: run.startedAt.toISOString(),
     finished_at: run.finishedAt.toISOString(),
     outcome: run.passed ? 'pass' : 'fail',

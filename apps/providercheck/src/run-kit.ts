@@ -1,6 +1,13 @@
 import { randomUUID } from 'node:crypto'
 import { type Era, PlatformClient, PlatformClientError } from '@tollgate/platform-client'
-import { CheckFailure, type CheckResult, type Fixtures, type KitContext, NotApplicable } from './check-types.js'
+import {
+  CheckFailure,
+  type CheckResult,
+  type Fixtures,
+  type KitContext,
+  type KitCredentials,
+  NotApplicable,
+} from './check-types.js'
 import { CHECKS } from './checks/index.js'
 import { SCHEMA_LIMITS } from './profile/schema-limits.js'
 import type { CheckId } from './requirements.js'
@@ -28,6 +35,8 @@ export interface KitRun {
   /** true only when every check passed (a not-applicable skip counts as passing; a dependency skip does not). */
   passed: boolean
   era: Era | undefined
+  /** Whether a bearer token was sent and which edge header names (never values). */
+  credentials: KitCredentials
   startedAt: Date
   finishedAt: Date
 }
@@ -52,20 +61,58 @@ const CLIENT_CODES: Record<string, string> = {
   ERR_PLATFORM_TOOL_LIST: 'invalid_tool_list',
 }
 
-/** Runs every check in order, calling onResult as each ends. Never throws for provider faults. */
+/** The kit was configured with something the platform client refuses (a reserved edge header, a bad token). */
+export class KitConfigError extends Error {
+  readonly code = 'ERR_PROVIDERCHECK_CONFIG'
+}
+
+/** What a run sends besides the signature: whether a bearer token, and the edge header NAMES (never values). */
+export function credentialsOf(options: Pick<KitOptions, 'bearerToken' | 'edgeHeaders'>): KitCredentials {
+  return {
+    bearerToken: options.bearerToken !== undefined,
+    edgeHeaderNames: Object.keys(options.edgeHeaders ?? {}),
+  }
+}
+
+/** undefined when runKit would accept these options, else the reason (names only, never a value). */
+export function kitOptionsProblem(options: KitOptions): string | undefined {
+  try {
+    newClient(options)
+    return undefined
+  } catch (error) {
+    if (error instanceof KitConfigError) return error.message
+    throw error
+  }
+}
+
+// The platform client refuses misconfigured headers at construction with a TypeError whose message names the
+// header, never its value; the kit turns that into its own error so the CLI can answer with a usage message.
+function newClient(options: KitOptions): PlatformClient {
+  try {
+    return new PlatformClient({
+      baseUrl: options.baseUrl,
+      secret: options.secret,
+      allowPrivate: options.allowPrivate,
+      era: options.era ?? 'auto',
+      // The kit judges one provider per run: a fresh era cache, nothing carried over from earlier runs.
+      eraCache: new Map(),
+      ...(options.bearerToken !== undefined && { bearerToken: options.bearerToken }),
+      ...(options.edgeHeaders !== undefined && { edgeHeaders: options.edgeHeaders }),
+      ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
+    })
+  } catch (error) {
+    if (error instanceof TypeError) throw new KitConfigError(error.message)
+    throw error
+  }
+}
+
+/**
+ * Runs every check in order, calling onResult as each ends. Never throws for provider faults; throws
+ * KitConfigError (before any request) for options the platform client refuses.
+ */
 export async function runKit(options: KitOptions, onResult: (result: CheckResult) => void = () => {}): Promise<KitRun> {
   const now = options.now ?? Date.now
-  const client = new PlatformClient({
-    baseUrl: options.baseUrl,
-    secret: options.secret,
-    allowPrivate: options.allowPrivate,
-    era: options.era ?? 'auto',
-    // The kit judges one provider per run: a fresh era cache, nothing carried over from earlier runs.
-    eraCache: new Map(),
-    ...(options.bearerToken !== undefined && { bearerToken: options.bearerToken }),
-    ...(options.edgeHeaders !== undefined && { edgeHeaders: options.edgeHeaders }),
-    ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
-  })
+  const client = newClient(options)
   const ctx: KitContext = {
     client,
     fixtures: options.fixtures,
@@ -74,6 +121,7 @@ export async function runKit(options: KitOptions, onResult: (result: CheckResult
     newKey: (operation) => `${options.fixtures.tenant}:ticket:${ctx.call.correlationId}:${operation}:${randomUUID()}`,
     profileBudgetMs: options.profileBudgetMs ?? SCHEMA_LIMITS.profileBudgetMs,
     now,
+    credentials: credentialsOf(options),
   }
   const startedAt = new Date(now())
   const results: CheckResult[] = []
@@ -105,6 +153,7 @@ export async function runKit(options: KitOptions, onResult: (result: CheckResult
     results,
     passed: results.every(passedOrNotApplicable),
     era: ctx.state.era,
+    credentials: ctx.credentials,
     startedAt,
     finishedAt: new Date(now()),
   }

@@ -157,5 +157,6 @@ function kitContext(url: string, now: () => number): Parameters<(typeof CHECKS)[
     newKey: (operation) => `${FIXTURES.tenant}:ticket:c-1:${operation}:k`,
     profileBudgetMs: 15_000,
     now,
+    credentials: { bearerToken: false, edgeHeaderNames: [] },
   }
 }

@@ -23,6 +23,7 @@ const run: KitRun = {
   ],
   passed: false,
   era: '2026-07-28',
+  credentials: { bearerToken: true, edgeHeaderNames: ['X-Edge-Key'] },
   startedAt: new Date('2026-11-30T04:00:00.000Z'),
   finishedAt: new Date('2026-11-30T04:00:01.000Z'),
 }
@@ -56,6 +57,8 @@ test('a report carries every check, the kit version, target and time, and its se
     reason: 'the same key and arguments answered a different result',
     duration_ms: 4,
   })
+  // Names only: whether a bearer token was sent, which edge headers.
+  assert.deepEqual(report.credentials, { bearer_token: true, edge_headers: ['X-Edge-Key'] })
   assert.match(report.seal, /^hmac-sha256:[0-9a-f]{64}$/)
   const verdict = verifyReport(Buffer.from(JSON.stringify(report, null, 2)), SECRET)
   assert.equal(verdict.ok, true)

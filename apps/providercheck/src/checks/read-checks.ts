@@ -1,5 +1,11 @@
-import { MalformedBody, PlatformClientError, TOOL_LIST_MAX_DEPTH } from '@tollgate/platform-client'
-import { type CheckDefinition, CheckFailure, NotApplicable } from '../check-types.js'
+import {
+  MalformedBody,
+  PlatformClientError,
+  TOOL_LIST_MAX_DEPTH,
+  UnexpectedHttpStatus,
+} from '@tollgate/platform-client'
+import { type CheckDefinition, CheckFailure, type KitContext, NotApplicable } from '../check-types.js'
+import { BEARER_TOKEN_ENV } from '../command-line.js'
 import { judgeProfile } from '../profile/judge-profile.js'
 import { SCHEMA_LIMITS } from '../profile/schema-limits.js'
 import { callOk, expect, isObj, type Obj } from './call-helpers.js'
@@ -8,12 +14,31 @@ export const discovery: CheckDefinition = {
   id: 'discovery',
   needs: [],
   async run(ctx) {
-    const era = await ctx.client.discover()
+    let era: Awaited<ReturnType<typeof ctx.client.discover>>
+    try {
+      era = await ctx.client.discover()
+    } catch (error) {
+      // A refused handshake is almost always configuration: say what the kit sent (names only) and where it comes from.
+      if (error instanceof UnexpectedHttpStatus && (error.status === 401 || error.status === 403)) {
+        throw new CheckFailure(
+          'credentials_rejected',
+          `${error.message}: the provider refused the request (${sent(ctx)})`,
+        )
+      }
+      throw error
+    }
     ctx.state.era = era
     return era === 'legacy'
       ? 'legacy server: initialize + notifications/initialized'
       : '2026-07-28 server: server/discover'
   },
+}
+
+function sent(ctx: KitContext): string {
+  const { bearerToken, edgeHeaderNames } = ctx.credentials
+  const token = bearerToken ? 'a bearer token' : `no bearer token (${BEARER_TOKEN_ENV} is not set)`
+  const edge = edgeHeaderNames.length === 0 ? 'no edge headers' : `edge headers ${edgeHeaderNames.join(', ')}`
+  return `sent: the signature, ${token}, ${edge}; check the signing secret, the token and -edge-header`
 }
 
 export const describe: CheckDefinition = {

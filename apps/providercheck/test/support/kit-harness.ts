@@ -18,12 +18,17 @@ export interface Target {
 }
 
 /** A fresh provider; behind the proxy when a fault is given. close() stops both and removes the temp dir. */
-export async function freshTarget(fault?: Fault, answers: 'json' | 'sse' = 'json'): Promise<Target> {
+export async function freshTarget(
+  fault?: Fault,
+  answers: 'json' | 'sse' = 'json',
+  admission: { bearerToken?: string; edgeHeaders?: Record<string, string> } = {},
+): Promise<Target> {
   const dir = mkdtempSync(join(tmpdir(), 'providercheck-'))
   const provider = await startProvider({
     secrets: [SECRET],
     store: { kind: 'sqlite', file: join(dir, 'provider.sqlite') },
     logger: false,
+    ...admission,
     ...(answers === 'sse' && { responseMode: 'sse', legacyResponseMode: 'sse' }),
   })
   const proxy = fault === undefined ? undefined : await startFaultProxy(provider.url, SECRET, fault)
