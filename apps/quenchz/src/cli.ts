@@ -1,22 +1,44 @@
 // `quenchz --port 8931 --tokens-file PATH [--source recordings|history|live …]`: the interop server with an
 // in-process issuer. Parses argv, guards the tokens path, writes the token manifest, then serves.
+// `--jwks-url URL --issuer ISS` verifies a real issuer's tokens instead (nothing is minted, no manifest), and
+// `--budget-redis URL` keeps the fair budget in Redis so replicas share it.
 import { rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { createAudience, createInProcessIssuer, type GateEvent, manualClock, monotonicClock } from '@tollgate/gate'
+import {
+  type Audience,
+  type Clock,
+  createAudience,
+  createInProcessIssuer,
+  type GateEvent,
+  type InProcessIssuer,
+  manualClock,
+  monotonicClock,
+  wallClock,
+} from '@tollgate/gate'
 import { pino } from 'pino'
 import { createRatesTools, openSource, type SourceConfig } from './rates/index.js'
 import { DEFAULT_PORT, ISSUER, RESOURCE } from './server/constants.js'
 import { defaultSource, sharedDir } from './server/default-source.js'
+import {
+  budgetPrefix,
+  connectBudgetStore,
+  probeJwks,
+  redisUrl,
+  type SharedBudgetStore,
+  shownUrl,
+  tokenMode,
+} from './server/deployment.js'
 import { isInside, repositoryRoot } from './server/repository-guard.js'
 import { quenchzBudget, startQuenchz } from './server/start-quenchz.js'
 import { buildTokenManifest, writeTokenManifest } from './server/token-manifest.js'
 
 export const USAGE = `usage: quenchz --tokens-file PATH [--port ${DEFAULT_PORT}] [--host 127.0.0.1]
        [--source history --history FILE | --source recordings --recordings DIR | --source live [--live-url URL] [--cache FILE]]
-       [--budget-clock frozen|monotonic] [--log-level warn]`
+       [--budget-clock frozen|monotonic|wall] [--budget-redis URL [--budget-prefix quenchz:budget:]] [--log-level warn]
+   or: quenchz --jwks-url URL --issuer ISS [same options, without --tokens-file]`
 
 /** Exit codes by outcome. */
 export const EXIT = { usage: 2, refused: 1, failed: 1 } as const
@@ -53,6 +75,10 @@ export async function main(
         'live-url': { type: 'string' },
         cache: { type: 'string' },
         'budget-clock': { type: 'string' },
+        'jwks-url': { type: 'string' },
+        issuer: { type: 'string' },
+        'budget-redis': { type: 'string' },
+        'budget-prefix': { type: 'string' },
         'log-level': { type: 'string' },
       },
       strict: true,
@@ -68,22 +94,51 @@ export async function main(
     return EXIT.usage
   }
   const host = values.host ?? '127.0.0.1'
+  const mode = tokenMode(values['jwks-url'], values.issuer)
+  if (typeof mode === 'string') {
+    io.stderr(`${mode}\n${USAGE}`)
+    return EXIT.usage
+  }
   const tokensFile = values['tokens-file']
-  if (tokensFile === undefined) {
-    io.stderr(`--tokens-file is required\n${USAGE}`)
+  // Refused rather than ignored: a runner waiting for a tokens file that never comes would hang.
+  if (mode.kind === 'jwks' && tokensFile !== undefined) {
+    io.stderr(`--tokens-file is not used with --jwks-url: tokens come from that issuer and none are minted\n${USAGE}`)
+    return EXIT.usage
+  }
+  if (mode.kind === 'in-process' && tokensFile === undefined) {
+    io.stderr(`--tokens-file is required (or --jwks-url and --issuer)\n${USAGE}`)
     return EXIT.usage
   }
   const clockName = values['budget-clock'] ?? 'frozen'
-  if (clockName !== 'frozen' && clockName !== 'monotonic') {
-    io.stderr(`--budget-clock must be frozen or monotonic\n${USAGE}`)
+  if (clockName !== 'frozen' && clockName !== 'monotonic' && clockName !== 'wall') {
+    io.stderr(`--budget-clock must be frozen, monotonic or wall\n${USAGE}`)
+    return EXIT.usage
+  }
+  const redis = values['budget-redis'] === undefined ? undefined : redisUrl(values['budget-redis'])
+  if (typeof redis === 'string') {
+    io.stderr(`${redis}\n${USAGE}`)
+    return EXIT.usage
+  }
+  if (redis === undefined && values['budget-prefix'] !== undefined) {
+    io.stderr(`--budget-prefix needs --budget-redis\n${USAGE}`)
+    return EXIT.usage
+  }
+  const prefix = budgetPrefix(values['budget-prefix'])
+  if (typeof prefix !== 'string') {
+    io.stderr(`${prefix.error}\n${USAGE}`)
+    return EXIT.usage
+  }
+  // Each process's monotonic clock starts at its own zero; replicas sharing state must read one clock.
+  if (redis !== undefined && clockName === 'monotonic') {
+    io.stderr(`--budget-clock monotonic is per process: with --budget-redis use frozen or wall\n${USAGE}`)
     return EXIT.usage
   }
 
   // 1. Never write bearer tokens inside a checkout: neither this code's repository nor the one we stand in.
   const here = dirname(fileURLToPath(import.meta.url))
   const roots = [repositoryRoot(here), repositoryRoot(cwd)].filter((r): r is string => r !== undefined)
-  const tokensPath = resolve(cwd, tokensFile)
-  if (isInside(tokensPath, roots, cwd)) {
+  const tokensPath = tokensFile === undefined ? undefined : resolve(cwd, tokensFile)
+  if (tokensPath !== undefined && isInside(tokensPath, roots, cwd)) {
     io.stderr(`refusing to write tokens inside the repository: ${tokensPath}`)
     return EXIT.refused
   }
@@ -94,13 +149,38 @@ export async function main(
     return EXIT.usage
   }
 
-  // 2. Issuer (fresh key, memory only), tools, frozen budget clock unless told otherwise.
-  const issuer = await createInProcessIssuer({ issuer: ISSUER, resource: RESOURCE })
+  // 2. Issuer (fresh key, memory only) or the real issuer's JWKS, tools, frozen budget clock unless told otherwise.
+  let issuer: InProcessIssuer | undefined
+  let audience: Audience
+  if (mode.kind === 'jwks') {
+    const unreachable = await probeJwks(mode.jwksUrl)
+    if (unreachable !== undefined) {
+      io.stderr(unreachable)
+      return EXIT.failed
+    }
+    audience = createAudience({ resource: RESOURCE, issuer: mode.issuer, keys: { kind: 'jwks', url: mode.jwksUrl } })
+  } else {
+    issuer = await createInProcessIssuer({ issuer: ISSUER, resource: RESOURCE })
+    audience = createAudience({ resource: RESOURCE, issuer: ISSUER, keys: issuer.keySource(), algorithms: ['RS256'] })
+  }
+  let shared: SharedBudgetStore | undefined
+  if (redis !== undefined) {
+    try {
+      shared = await connectBudgetStore(redis, prefix, (message) => io.stderr(message))
+    } catch (error) {
+      io.stderr((error as Error).message)
+      return EXIT.failed
+    }
+  }
+  const closeShared = async () => {
+    await shared?.close()
+  }
   let source: Awaited<ReturnType<typeof openSource>>
   try {
     source = await openSource(sourceConfig)
   } catch (error) {
     io.stderr(`could not open the ${sourceConfig.kind} source: ${(error as Error).message}`)
+    await closeShared()
     return EXIT.failed
   }
   const shownHost = host.includes(':') ? `[${host}]` : host
@@ -108,6 +188,7 @@ export async function main(
   // 3. The manifest before listening, so a runner waiting for it knows the server is about to answer.
   // A path that cannot be written (no such directory, no permission) is said plainly, never as a stack trace.
   const writeManifest = async (url: string): Promise<boolean> => {
+    if (issuer === undefined || tokensPath === undefined) return true
     try {
       writeTokenManifest(tokensPath, await buildTokenManifest(issuer, url, clockName))
     } catch (error) {
@@ -119,10 +200,12 @@ export async function main(
   }
   if (port !== 0 && !(await writeManifest(`http://${shownHost}:${port}/mcp`))) {
     await source.close()
+    await closeShared()
     return EXIT.failed
   }
   if (io.serve === false) {
     await source.close()
+    await closeShared()
     return 0
   }
 
@@ -137,35 +220,49 @@ export async function main(
   try {
     running = await startQuenchz({
       tools: createRatesTools({ source }),
-      audience: createAudience({ resource: RESOURCE, issuer: ISSUER, keys: issuer.keySource(), algorithms: ['RS256'] }),
+      audience,
       host,
       port,
-      budget: quenchzBudget(clockName === 'frozen' ? manualClock().now : monotonicClock),
+      budget: quenchzBudget(CLOCKS[clockName](), shared?.store),
       onEvent,
     })
   } catch (error) {
     // The manifest went out before listening; a server that never listened must not leave live tokens behind.
-    if (port !== 0) rmSync(tokensPath, { force: true })
+    if (port !== 0 && tokensPath !== undefined) rmSync(tokensPath, { force: true })
     io.stderr(`could not listen on ${shownHost}:${port}: ${(error as Error).message}`)
     await source.close()
+    await closeShared()
     return EXIT.failed
   }
   // The port is only known once bound; the manifest follows immediately.
   if (port === 0 && !(await writeManifest(running.url))) {
     await running.close()
     await source.close()
+    await closeShared()
     return EXIT.failed
   }
-  io.stderr(`quenchz listening on ${running.url} (source: ${source.kind})`)
+  const extras = [
+    mode.kind === 'jwks' ? `, tokens: ${shownUrl(mode.jwksUrl)}` : '',
+    redis !== undefined ? `, budget: redis ${redis.hostname}:${redis.port || '6379'} ${prefix}` : '',
+  ].join('')
+  io.stderr(`quenchz listening on ${running.url} (source: ${source.kind}${extras})`)
   const stop = (signal: NodeJS.Signals) => {
     void running
       .close()
       .then(() => source.close())
+      .then(closeShared)
       .finally(() => process.exit(signal === 'SIGINT' ? 130 : 0))
   }
   process.once('SIGINT', stop)
   process.once('SIGTERM', stop)
   return 'serving'
+}
+
+/** Budget clocks by name; `wall` (epoch seconds) is the one replicas sharing Redis agree on. */
+const CLOCKS: Record<'frozen' | 'monotonic' | 'wall', () => Clock> = {
+  frozen: () => manualClock().now,
+  monotonic: () => monotonicClock,
+  wall: () => wallClock,
 }
 
 function chooseSource(

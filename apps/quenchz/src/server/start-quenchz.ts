@@ -4,6 +4,7 @@ import {
   type Audience,
   allowListFor,
   type Budget,
+  type BudgetStore,
   type Clock,
   createGate,
   FairBudget,
@@ -44,9 +45,9 @@ export interface RunningQuenchz {
   close(): Promise<void>
 }
 
-/** The digest's fair budget. */
-export function quenchzBudget(clock: Clock = monotonicClock): FairBudget {
-  return new FairBudget({ ...BUDGET, callers: [CALLERS.greedy, CALLERS.quiet], clock })
+/** The digest's fair budget; in memory unless a shared `store` (Redis, for several replicas) is given. */
+export function quenchzBudget(clock: Clock = monotonicClock, store?: BudgetStore): FairBudget {
+  return new FairBudget({ ...BUDGET, callers: [CALLERS.greedy, CALLERS.quiet], clock, ...(store ? { store } : {}) })
 }
 
 /** Builds the gate for quenchz: the digest's identity and instructions, the given tools and audience. */

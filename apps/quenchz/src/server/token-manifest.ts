@@ -7,7 +7,7 @@ import { BUDGET, CALLERS, ELSEWHERE, RESOURCE } from './constants.js'
 export interface TokenManifest {
   url: string
   callers: { greedy: string; quiet: string }
-  budget: { capacity: number; reserveFraction: number; callerCount: number; clock: 'frozen' | 'monotonic' }
+  budget: { capacity: number; reserveFraction: number; callerCount: number; clock: 'frozen' | 'monotonic' | 'wall' }
   tokens: {
     greedyForThisResource: string
     quietForThisResource: string
@@ -23,7 +23,7 @@ export interface TokenManifest {
 export async function buildTokenManifest(
   issuer: InProcessIssuer,
   url: string,
-  clock: 'frozen' | 'monotonic',
+  clock: 'frozen' | 'monotonic' | 'wall',
 ): Promise<TokenManifest> {
   const rates = ['rates:read']
   return {

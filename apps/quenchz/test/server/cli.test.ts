@@ -127,7 +127,7 @@ describe('argument errors exit 2 with the usage', () => {
       ['--tokens-file', 'x.json', '--source', 'history'],
       '--source history needs --history FILE (eurofxref-hist .zip or .csv)',
     ],
-    [['--tokens-file', 'x.json', '--budget-clock', 'sundial'], '--budget-clock must be frozen or monotonic'],
+    [['--tokens-file', 'x.json', '--budget-clock', 'sundial'], '--budget-clock must be frozen, monotonic or wall'],
     [['--tokens-file', 'x.json', '--bogus'], "Unknown option '--bogus'"],
   ]
   for (const [argv, first] of cases) {

@@ -1,0 +1,430 @@
+// The CLI's deployment options over real HTTP: a real issuer by JWKS URL, a fair budget shared through Redis by
+// two server processes, and the errors for bad values. Servers run as subprocesses of the CLI itself.
+import assert from 'node:assert/strict'
+import { type ChildProcess, spawn } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, before, describe, test } from 'node:test'
+import { fileURLToPath } from 'node:url'
+import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose'
+import { main } from '../../src/cli.ts'
+import { connect } from './support/clients.ts'
+import { probeRedis, type RedisProbe } from './support/redis.ts'
+
+const RESOURCE = 'https://quenchz.invalid/mcp'
+const ELSEWHERE = 'https://elsewhere.invalid/mcp'
+const REAL_ISSUER = 'https://issuer.example.invalid'
+const NO_SUCH_TOOL = 'no tool by that name is available to this caller'
+const OVER_BUDGET = 'this caller has spent its share of the upstream budget'
+const RUN_CLI = fileURLToPath(new URL('./support/run-cli.ts', import.meta.url))
+// Resolved here: the subprocesses run in a temp directory, where a bare 'tsx' would not resolve.
+const NODE_ARGS = ['--conditions=@tollgate/source', '--import', import.meta.resolve('tsx'), RUN_CLI]
+
+const scratch = mkdtempSync(join(tmpdir(), 'quenchz-deploy-'))
+// An empty recordings directory: a source that opens everywhere, so nothing here needs the shared data.
+const empty = join(scratch, 'empty-recordings')
+mkdirSync(empty, { recursive: true })
+writeFileSync(join(empty, 'index.json'), '[]')
+const children: ChildProcess[] = []
+after(async () => {
+  for (const child of children) await stopCli(child)
+  rmSync(scratch, { recursive: true, force: true })
+})
+
+/** Starts the CLI as a subprocess and resolves with its URL once it says it listens. */
+async function startCli(args: string[]): Promise<{ child: ChildProcess; url: string; line: string }> {
+  const child = spawn(process.execPath, [...NODE_ARGS, '--port', '0', ...args], {
+    cwd: scratch,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  })
+  children.push(child)
+  let err = ''
+  return await new Promise((resolve, reject) => {
+    child.stderr?.setEncoding('utf8')
+    child.stderr?.on('data', (chunk: string) => {
+      err += chunk
+      const m = /^quenchz listening on (\S+) .*$/m.exec(err)
+      if (m) resolve({ child, url: m[1] as string, line: m[0] })
+    })
+    child.once('exit', (code) => reject(new Error(`the CLI exited ${code} before listening: ${err}`)))
+  })
+}
+
+async function stopCli(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return
+  const exited = new Promise<void>((r) => child.once('exit', () => r()))
+  child.kill('SIGTERM')
+  await exited
+}
+
+/** Runs the CLI to its exit as a subprocess. */
+async function runCliToExit(args: string[]): Promise<{ code: number | null; err: string }> {
+  const child = spawn(process.execPath, [...NODE_ARGS, ...args], {
+    cwd: scratch,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  })
+  let err = ''
+  child.stderr.setEncoding('utf8')
+  child.stderr.on('data', (c: string) => {
+    err += c
+  })
+  const code = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)))
+  return { code, err }
+}
+
+async function run(argv: string[]) {
+  const lines: string[] = []
+  const code = await main(argv, { stderr: (l) => lines.push(l), serve: false, cwd: scratch })
+  return { code, err: lines.join('\n') }
+}
+
+/** A loopback JWKS endpoint serving one RS256 public key; `body` can be swapped to serve something broken. */
+async function startJwks() {
+  const { publicKey, privateKey } = await generateKeyPair('RS256')
+  const kid = randomUUID()
+  const jwk: JWK = { ...(await exportJWK(publicKey)), kid, alg: 'RS256', use: 'sig' }
+  const state = { status: 200, body: JSON.stringify({ keys: [jwk] }) }
+  const server: Server = createServer((req, res) => {
+    res.writeHead(req.url === '/jwks.json' ? state.status : 404, { 'content-type': 'application/json' })
+    res.end(req.url === '/jwks.json' ? state.body : '{}')
+  })
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/jwks.json`
+  const sign = async (claims: {
+    sub: string
+    scope: string
+    aud?: string | string[]
+    iss?: string
+    expiresIn?: number
+    key?: Awaited<ReturnType<typeof generateKeyPair>>['privateKey']
+  }) => {
+    const now = Math.floor(Date.now() / 1000)
+    const jwt = new SignJWT({ scope: claims.scope })
+      .setProtectedHeader({ alg: 'RS256', kid, typ: 'JWT' })
+      .setSubject(claims.sub)
+      .setIssuer(claims.iss ?? REAL_ISSUER)
+      .setIssuedAt(now)
+      .setExpirationTime(now + (claims.expiresIn ?? 900))
+    if (claims.aud !== undefined) jwt.setAudience(claims.aud)
+    return await jwt.sign(claims.key ?? privateKey)
+  }
+  return {
+    url,
+    state,
+    sign,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections()
+        server.close(() => r())
+      }),
+  }
+}
+
+/** 'refused' for the gate's 401, else the tool names the token's bearer is shown (through the official v2 client). */
+async function outcome(url: string, token: string): Promise<string> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+  })
+  await res.body?.cancel()
+  if (res.status === 401) {
+    assert.match(res.headers.get('www-authenticate') ?? '', /^Bearer error="invalid_token"/)
+    return 'refused'
+  }
+  const client = await connect('v2-modern', url, token)
+  try {
+    return (await client.listTools()).tools.map((t) => t.name).join(',') || '(no tools)'
+  } finally {
+    await client.close()
+  }
+}
+
+describe('--jwks-url and --issuer: tokens of a real issuer', () => {
+  let jwks: Awaited<ReturnType<typeof startJwks>>
+  before(async () => {
+    jwks = await startJwks()
+  })
+  after(async () => {
+    await jwks?.close()
+  })
+
+  test('the six manifest kinds are admitted and refused exactly as the in-process issuer’s are', async () => {
+    // The in-process issuer's own tokens, from the manifest of a default-mode CLI.
+    const manifestPath = join(scratch, 'default-tokens.json')
+    const inProcess = await startCli(['--tokens-file', manifestPath, '--source', 'recordings', '--recordings', empty])
+    const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as { tokens: Record<string, string> }
+    const real = await startCli([
+      '--jwks-url',
+      jwks.url,
+      '--issuer',
+      REAL_ISSUER,
+      '--source',
+      'recordings',
+      '--recordings',
+      empty,
+    ])
+    assert.equal(real.line, `quenchz listening on ${real.url} (source: recordings, tokens: ${jwks.url})`)
+    const signed: Record<string, string> = {
+      greedyForThisResource: await jwks.sign({ sub: 'agent-alpha', scope: 'rates:read', aud: RESOURCE }),
+      quietForThisResource: await jwks.sign({ sub: 'agent-beta', scope: 'rates:read', aud: RESOURCE }),
+      forAnotherResource: await jwks.sign({ sub: 'agent-alpha', scope: 'rates:read', aud: ELSEWHERE }),
+      forTwoResources: await jwks.sign({ sub: 'agent-alpha', scope: 'rates:read', aud: [RESOURCE, ELSEWHERE] }),
+      withNoAudience: await jwks.sign({ sub: 'agent-alpha', scope: 'rates:read' }),
+      withoutTheRatesScope: await jwks.sign({ sub: 'agent-alpha', scope: 'something:else', aud: RESOURCE }),
+    }
+    const expected: Record<string, string> = {
+      greedyForThisResource: 'calendar.why,rates.convert,rates.window',
+      quietForThisResource: 'calendar.why,rates.convert,rates.window',
+      forAnotherResource: 'refused',
+      forTwoResources: 'refused',
+      withNoAudience: 'refused',
+      withoutTheRatesScope: '(no tools)',
+    }
+    assert.deepEqual(Object.keys(manifest.tokens), Object.keys(expected))
+    for (const kind of Object.keys(expected)) {
+      assert.equal(await outcome(inProcess.url, manifest.tokens[kind] as string), expected[kind], `in-process ${kind}`)
+      assert.equal(await outcome(real.url, signed[kind] as string), expected[kind], `jwks ${kind}`)
+    }
+    // Each door trusts only its own issuer.
+    assert.equal(await outcome(real.url, manifest.tokens.greedyForThisResource as string), 'refused')
+    assert.equal(await outcome(inProcess.url, signed.greedyForThisResource as string), 'refused')
+    await stopCli(inProcess.child)
+    await stopCli(real.child)
+  })
+
+  test('a token from another iss, signed by a key not in the JWKS, or expired is refused', async () => {
+    const real = await startCli([
+      '--jwks-url',
+      jwks.url,
+      '--issuer',
+      REAL_ISSUER,
+      '--source',
+      'recordings',
+      '--recordings',
+      empty,
+    ])
+    const other = await generateKeyPair('RS256')
+    const base = { sub: 'agent-alpha', scope: 'rates:read', aud: RESOURCE }
+    assert.equal(await outcome(real.url, await jwks.sign(base)), 'calendar.why,rates.convert,rates.window')
+    assert.equal(
+      await outcome(real.url, await jwks.sign({ ...base, iss: 'https://issuer.quenchz.invalid' })),
+      'refused',
+    )
+    assert.equal(await outcome(real.url, await jwks.sign({ ...base, key: other.privateKey })), 'refused')
+    assert.equal(await outcome(real.url, await jwks.sign({ ...base, expiresIn: -60 })), 'refused')
+    await stopCli(real.child)
+  })
+
+  test('with a valid pair and no --tokens-file, nothing is minted or written and the CLI is ready (serving stubbed)', async () => {
+    assert.deepEqual(
+      await run(['--jwks-url', jwks.url, '--issuer', REAL_ISSUER, '--source', 'recordings', '--recordings', empty]),
+      {
+        code: 0,
+        err: '',
+      },
+    )
+  })
+
+  test('a JWKS that answers 404, is not JSON or holds no keys exits 1 with one line', async () => {
+    const args = (url: string) => [
+      '--jwks-url',
+      url,
+      '--issuer',
+      REAL_ISSUER,
+      '--source',
+      'recordings',
+      '--recordings',
+      empty,
+    ]
+    const missing = jwks.url.replace('/jwks.json', '/nothing.json')
+    assert.deepEqual(await run(args(missing)), { code: 1, err: `could not fetch the JWKS at ${missing}: HTTP 404` })
+    const saved = jwks.state.body
+    try {
+      jwks.state.body = 'not json'
+      assert.deepEqual(await run(args(jwks.url)), { code: 1, err: `the JWKS at ${jwks.url} is not JSON` })
+      jwks.state.body = '{"keys":[]}'
+      assert.deepEqual(await run(args(jwks.url)), { code: 1, err: `the JWKS at ${jwks.url} holds no keys` })
+    } finally {
+      jwks.state.body = saved
+    }
+  })
+
+  test('an unreachable JWKS exits 1 naming the address without its query', async () => {
+    // A port that was just free and is closed again: nothing listens there.
+    const closed = createServer()
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r))
+    const port = (closed.address() as AddressInfo).port
+    await new Promise<void>((r) => closed.close(() => r()))
+    const { code, err } = await run([
+      '--jwks-url',
+      `http://127.0.0.1:${port}/jwks.json?token=hunter2`,
+      '--issuer',
+      REAL_ISSUER,
+      '--source',
+      'recordings',
+      '--recordings',
+      empty,
+    ])
+    assert.equal(code, 1)
+    assert.equal(err, `could not fetch the JWKS at http://127.0.0.1:${port}/jwks.json: ECONNREFUSED`)
+  })
+})
+
+describe('bad deployment values exit 2 with one line and the usage, echoing no secret', () => {
+  const cases: Array<[string[], string]> = [
+    [
+      ['--jwks-url', 'https://id.example.invalid/jwks.json'],
+      '--jwks-url and --issuer go together: pass both or neither',
+    ],
+    [['--issuer', REAL_ISSUER], '--jwks-url and --issuer go together: pass both or neither'],
+    [
+      ['--jwks-url', 'ftp://id.example.invalid/jwks', '--issuer', REAL_ISSUER],
+      '--jwks-url must be an http or https URL',
+    ],
+    [['--jwks-url', 'not a url', '--issuer', REAL_ISSUER], '--jwks-url must be an http or https URL'],
+    [
+      ['--jwks-url', 'https://me:hunter2@id.example.invalid/jwks.json', '--issuer', REAL_ISSUER],
+      '--jwks-url must not carry a user or password',
+    ],
+    [
+      ['--jwks-url', 'https://id.example.invalid/jwks.json', '--issuer', ' '],
+      '--issuer must be a non-empty string without surrounding spaces',
+    ],
+    [
+      ['--jwks-url', 'https://id.example.invalid/jwks.json', '--issuer', REAL_ISSUER, '--tokens-file', 't.json'],
+      '--tokens-file is not used with --jwks-url: tokens come from that issuer and none are minted',
+    ],
+    [['--tokens-file', 't.json', '--budget-redis', 'hunter2'], '--budget-redis must be a redis:// or rediss:// URL'],
+    [
+      ['--tokens-file', 't.json', '--budget-redis', 'http://:hunter2@127.0.0.1:6379'],
+      '--budget-redis must be a redis:// or rediss:// URL',
+    ],
+    [['--tokens-file', 't.json', '--budget-prefix', 'x:'], '--budget-prefix needs --budget-redis'],
+    [
+      ['--tokens-file', 't.json', '--budget-redis', 'redis://127.0.0.1:6379', '--budget-prefix', ''],
+      '--budget-prefix must be 1 to 200 printable characters without spaces',
+    ],
+    [
+      ['--tokens-file', 't.json', '--budget-redis', 'redis://127.0.0.1:6379', '--budget-prefix', 'a b'],
+      '--budget-prefix must be 1 to 200 printable characters without spaces',
+    ],
+    [
+      ['--tokens-file', 't.json', '--budget-redis', 'redis://127.0.0.1:6379', '--budget-clock', 'monotonic'],
+      '--budget-clock monotonic is per process: with --budget-redis use frozen or wall',
+    ],
+  ]
+  for (const [argv, first] of cases) {
+    test(`${argv.join(' ')} → ${first}`, async () => {
+      const { code, err } = await run(argv)
+      assert.equal(code, 2)
+      assert.equal(err.split('\n')[0], first)
+      assert.match(err, /usage: quenchz --tokens-file PATH/)
+      assert.doesNotMatch(err, /hunter2/)
+    })
+  }
+
+  test('a subprocess given half the JWKS pair exits 2 with the message and usage, no stack trace', async () => {
+    const { code, err } = await runCliToExit(['--jwks-url', 'https://id.example.invalid/jwks.json'])
+    assert.equal(code, 2)
+    assert.equal(err.split('\n')[0], '--jwks-url and --issuer go together: pass both or neither')
+    assert.doesNotMatch(err, /^\s+at /m)
+  })
+
+  test('an unreachable Redis exits 1 with one line naming host and port, not the password, writing no tokens', async () => {
+    const tokens = join(scratch, 'never.json')
+    const { code, err } = await run([
+      '--tokens-file',
+      tokens,
+      '--source',
+      'recordings',
+      '--recordings',
+      empty,
+      '--budget-redis',
+      'redis://:hunter2@127.0.0.1:1',
+    ])
+    assert.equal(code, 1)
+    assert.match(err, /^could not reach the budget Redis at 127\.0\.0\.1:1: .*ECONNREFUSED/)
+    assert.equal(err.includes('\n'), false)
+    assert.doesNotMatch(err, /hunter2/)
+    assert.throws(() => readFileSync(tokens), { code: 'ENOENT' })
+  })
+})
+
+describe('--budget-redis: two servers share one fair budget', () => {
+  let probe: RedisProbe
+  let jwks: Awaited<ReturnType<typeof startJwks>>
+  before(async () => {
+    probe = await probeRedis()
+    jwks = await startJwks()
+  })
+  after(async () => {
+    await probe?.cleanup()
+    await jwks?.close()
+  })
+
+  test('a caller’s reserve and the spare spent across server A and B are spent on both; the other caller’s reserve is not', async (t) => {
+    if (probe.skip) return t.skip(probe.skip)
+    const args = [
+      '--jwks-url',
+      jwks.url,
+      '--issuer',
+      REAL_ISSUER,
+      '--source',
+      'recordings',
+      '--recordings',
+      empty,
+      '--budget-redis',
+      'redis://127.0.0.1:6379',
+      '--budget-prefix',
+      probe.prefix,
+    ]
+    const a = await startCli(args)
+    const b = await startCli(args)
+    assert.equal(
+      a.line,
+      `quenchz listening on ${a.url} (source: recordings, tokens: ${jwks.url}, budget: redis 127.0.0.1:6379 ${probe.prefix})`,
+    )
+    const alpha = await jwks.sign({ sub: 'agent-alpha', scope: 'rates:read', aud: RESOURCE })
+    const beta = await jwks.sign({ sub: 'agent-beta', scope: 'rates:read', aud: RESOURCE })
+    const clients = {
+      alphaA: await connect('v2-modern', a.url, alpha),
+      alphaB: await connect('v2-modern', b.url, alpha),
+      betaB: await connect('v2-modern', b.url, beta),
+    }
+    const call = async (c: (typeof clients)['alphaA']) => {
+      const r = await c.callTool('rates.nothing', {})
+      return r.content[0]?.text
+    }
+    try {
+      // Capacity 60, f 0.5, two callers, frozen clock: agent-alpha's reserve 15 plus the spare 30 = 45 calls in all,
+      // however they are spread over the replicas. Unknown names are charged like served calls.
+      for (let i = 0; i < 45; i++)
+        assert.equal(await call(i % 2 === 0 ? clients.alphaA : clients.alphaB), NO_SUCH_TOOL, `call ${i + 1}`)
+      assert.equal(await call(clients.alphaA), OVER_BUDGET)
+      assert.equal(await call(clients.alphaB), OVER_BUDGET)
+      // agent-beta's own reserve (15) survives on B, and is then spent there for A too.
+      for (let i = 0; i < 15; i++) assert.equal(await call(clients.betaB), NO_SUCH_TOOL, `beta call ${i + 1}`)
+      const betaA = await connect('v2-modern', a.url, beta)
+      try {
+        assert.equal(await call(betaA), OVER_BUDGET)
+      } finally {
+        await betaA.close()
+      }
+      // The state lives under this run's prefix.
+      assert.deepEqual(await probe.redis?.keys(`${probe.prefix}*`), [`${probe.prefix}fair:fair`])
+    } finally {
+      for (const c of Object.values(clients)) await c.close()
+      await stopCli(a.child)
+      await stopCli(b.child)
+    }
+  })
+})
