@@ -1,6 +1,7 @@
 // The digest's §8.3 numbers as literal tests, on an injected frozen clock, run against every BudgetStore.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
+import { probeRedis, type RedisProbe } from '@tollgate/test-support'
 import {
   type BudgetStore,
   FairBudget,
@@ -9,7 +10,6 @@ import {
   NaiveBucket,
   RedisBudgetStore,
 } from '../src/index.ts'
-import { probeRedis, type RedisProbe } from './support/redis.ts'
 
 async function drain(
   budget: { request(c: string): Promise<{ admitted: boolean }> },
@@ -24,7 +24,7 @@ async function drain(
 let probe: RedisProbe
 let keySeq = 0
 before(async () => {
-  probe = await probeRedis()
+  probe = await probeRedis('gate-test')
 })
 after(async () => {
   await probe.cleanup()

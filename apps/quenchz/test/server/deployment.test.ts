@@ -10,10 +10,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
+import { probeRedis, type RedisProbe } from '@tollgate/test-support'
 import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose'
 import { main } from '../../src/cli.ts'
 import { connect } from './support/clients.ts'
-import { probeRedis, type RedisProbe } from './support/redis.ts'
 
 const RESOURCE = 'https://quenchz.invalid/mcp'
 const ELSEWHERE = 'https://elsewhere.invalid/mcp'
@@ -363,7 +363,7 @@ describe('--budget-redis: two servers share one fair budget', () => {
   let probe: RedisProbe
   let jwks: Awaited<ReturnType<typeof startJwks>>
   before(async () => {
-    probe = await probeRedis()
+    probe = await probeRedis('quenchz-test')
     jwks = await startJwks()
   })
   after(async () => {

@@ -1,18 +1,19 @@
-// Finds Redis at 127.0.0.1:6379; skips with the reason when absent unless TOLLGATE_REQUIRE_SERVICES=1.
+// Finds Redis at 127.0.0.1:6379; the suite skips with the reason when it is absent, unless TOLLGATE_REQUIRE_SERVICES=1.
 import { randomUUID } from 'node:crypto'
 import { Redis } from 'ioredis'
 
 export interface RedisProbe {
   redis: Redis | undefined
-  /** Why the Redis tests skip; undefined when they run. */
+  /** Why the Redis suite is skipped; undefined when it runs. */
   skip: string | undefined
   /** A key prefix unique to this run, so concurrent runs never collide. */
   prefix: string
   cleanup(): Promise<void>
 }
 
-export async function probeRedis(): Promise<RedisProbe> {
-  const prefix = `quenchz-test:${randomUUID()}:`
+/** Connects to the local Redis; `label` starts this run's unique key prefix (e.g. 'gate-test'). */
+export async function probeRedis(label: string): Promise<RedisProbe> {
+  const prefix = `${label}:${randomUUID()}:`
   const redis = new Redis({
     host: '127.0.0.1',
     port: 6379,
