@@ -27,6 +27,18 @@ const NODE_ARGS = ['--conditions=@tollgate/source', '--import', import.meta.reso
 const scratch = mkdtempSync(join(tmpdir(), 'quenchz-deploy-'))
 // An empty recordings directory: a source that opens everywhere, so nothing here needs the shared data.
 const empty = join(scratch, 'empty-recordings')
+
+/** A CLI verifying tokens against the JWKS at `url`, serving the empty recordings directory. */
+const jwksArgs = (url: string) => [
+  '--jwks-url',
+  url,
+  '--issuer',
+  REAL_ISSUER,
+  '--source',
+  'recordings',
+  '--recordings',
+  empty,
+]
 mkdirSync(empty, { recursive: true })
 writeFileSync(join(empty, 'index.json'), '[]')
 const children: ChildProcess[] = []
@@ -162,16 +174,7 @@ describe('--jwks-url and --issuer: tokens of a real issuer', () => {
     const manifestPath = join(scratch, 'default-tokens.json')
     const inProcess = await startCli(['--tokens-file', manifestPath, '--source', 'recordings', '--recordings', empty])
     const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as { tokens: Record<string, string> }
-    const real = await startCli([
-      '--jwks-url',
-      jwks.url,
-      '--issuer',
-      REAL_ISSUER,
-      '--source',
-      'recordings',
-      '--recordings',
-      empty,
-    ])
+    const real = await startCli(jwksArgs(jwks.url))
     assert.equal(real.line, `quenchz listening on ${real.url} (source: recordings, tokens: ${jwks.url})`)
     const signed: Record<string, string> = {
       greedyForThisResource: await jwks.sign({ sub: 'agent-alpha', scope: 'rates:read', aud: RESOURCE }),
@@ -202,16 +205,7 @@ describe('--jwks-url and --issuer: tokens of a real issuer', () => {
   })
 
   test('a token from another iss, signed by a key not in the JWKS, or expired is refused', async () => {
-    const real = await startCli([
-      '--jwks-url',
-      jwks.url,
-      '--issuer',
-      REAL_ISSUER,
-      '--source',
-      'recordings',
-      '--recordings',
-      empty,
-    ])
+    const real = await startCli(jwksArgs(jwks.url))
     const other = await generateKeyPair('RS256')
     const base = { sub: 'agent-alpha', scope: 'rates:read', aud: RESOURCE }
     assert.equal(await outcome(real.url, await jwks.sign(base)), 'calendar.why,rates.convert,rates.window')
@@ -235,16 +229,7 @@ describe('--jwks-url and --issuer: tokens of a real issuer', () => {
   })
 
   test('a JWKS that answers 404, is not JSON or holds no keys exits 1 with one line', async () => {
-    const args = (url: string) => [
-      '--jwks-url',
-      url,
-      '--issuer',
-      REAL_ISSUER,
-      '--source',
-      'recordings',
-      '--recordings',
-      empty,
-    ]
+    const args = jwksArgs
     const missing = jwks.url.replace('/jwks.json', '/nothing.json')
     assert.deepEqual(await run(args(missing)), { code: 1, err: `could not fetch the JWKS at ${missing}: HTTP 404` })
     const saved = jwks.state.body
@@ -264,16 +249,7 @@ describe('--jwks-url and --issuer: tokens of a real issuer', () => {
     await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r))
     const port = (closed.address() as AddressInfo).port
     await new Promise<void>((r) => closed.close(() => r()))
-    const { code, err } = await run([
-      '--jwks-url',
-      `http://127.0.0.1:${port}/jwks.json?token=hunter2`,
-      '--issuer',
-      REAL_ISSUER,
-      '--source',
-      'recordings',
-      '--recordings',
-      empty,
-    ])
+    const { code, err } = await run(jwksArgs(`http://127.0.0.1:${port}/jwks.json?token=hunter2`))
     assert.equal(code, 1)
     assert.equal(err, `could not fetch the JWKS at http://127.0.0.1:${port}/jwks.json: ECONNREFUSED`)
   })
@@ -373,20 +349,7 @@ describe('--budget-redis: two servers share one fair budget', () => {
 
   test('a caller’s reserve and the spare spent across server A and B are spent on both; the other caller’s reserve is not', async (t) => {
     if (probe.skip) return t.skip(probe.skip)
-    const args = [
-      '--jwks-url',
-      jwks.url,
-      '--issuer',
-      REAL_ISSUER,
-      '--source',
-      'recordings',
-      '--recordings',
-      empty,
-      '--budget-redis',
-      'redis://127.0.0.1:6379',
-      '--budget-prefix',
-      probe.prefix,
-    ]
+    const args = [...jwksArgs(jwks.url), '--budget-redis', 'redis://127.0.0.1:6379', '--budget-prefix', probe.prefix]
     const a = await startCli(args)
     const b = await startCli(args)
     assert.equal(
