@@ -122,20 +122,23 @@ test('a JSON-RPC error counts as 5xx: retried up to maxAttempts, then thrown', a
   assert.equal(server.requests.filter((r) => r.message?.method === 'tools/call').length, 3)
 })
 
+/** The seed's real refund arguments (2000 USD of ch_1001) under `key`. */
+const refundOf2000 = (key: string) => ({
+  idempotency_key: key,
+  request: {
+    transaction_ref: 'ch_1001',
+    amount: { amount_minor: 2000, currency: 'USD' },
+    reason: 'service_issue',
+    dry_run: false,
+  },
+})
+
 test('a stream that ends without an answer is retried with the same key, then verified with sr_get_operation', async () => {
   const operation =
     '{"idempotency_key":"k-1","status":"succeeded","operation":"refund","target_ref":"ch_1001","updated_at":"2026-10-15T09:12:44Z",' +
     '"result":{"idempotency_key":"k-1","status":"succeeded","transaction_ref":"ch_1001","amount":{"amount_minor":2000,"currency":"USD"},' +
     '"refund_ref":"re_77","processed_at":"2026-10-15T09:12:44Z"}}'
-  const args = {
-    idempotency_key: 'k-1',
-    request: {
-      transaction_ref: 'ch_1001',
-      amount: { amount_minor: 2000, currency: 'USD' },
-      reason: 'service_issue',
-      dry_run: false,
-    },
-  }
+  const args = refundOf2000('k-1')
   const { server, result } = await callWith(
     (req) =>
       (req.message?.params as { name?: string } | undefined)?.name === 'sr_get_operation'
@@ -202,15 +205,7 @@ test('an HTTP 503 on the call is retried and surfaces as ERR_PLATFORM_HTTP_STATU
 
 test('a keyed call answered unavailable on every attempt is verified with sr_get_operation', async () => {
   const operation = '{"idempotency_key":"k-2","status":"unknown"}'
-  const args = {
-    idempotency_key: 'k-2',
-    request: {
-      transaction_ref: 'ch_1001',
-      amount: { amount_minor: 2000, currency: 'USD' },
-      reason: 'service_issue',
-      dry_run: false,
-    },
-  }
+  const args = refundOf2000('k-2')
   const { server, result } = await callWith(
     (req) =>
       (req.message?.params as { name?: string } | undefined)?.name === 'sr_get_operation'
