@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
-import { FIXTURES, freshTarget, SECRET } from './support/kit-harness.js'
+import { freshTarget, kitArgv, SECRET } from './support/kit-harness.js'
 
 const app = fileURLToPath(new URL('..', import.meta.url))
 
@@ -39,19 +39,7 @@ test('the CLI passes a fresh provider, writes a sealed report that verifies, and
   try {
     const env = { PROVIDERCHECK_SANDBOX_SIGNING_SECRET: SECRET }
     const report = join(dir, 'report.json')
-    const argv = ['src/cli.ts', '-sandbox', '-transport', 'mcp', '-allow-private', '-base-url', target.url]
-    argv.push(
-      '-tenant',
-      FIXTURES.tenant,
-      '-customer',
-      'cus_1001',
-      '-transaction',
-      'ch_1001',
-      '-subscription',
-      'sub_1001',
-      '-json',
-      report,
-    )
+    const argv = ['src/cli.ts', ...kitArgv(target.url, '-json', report)]
     const r = await run(argv, env)
     assert.equal(r.code, 0, r.stdout + r.stderr)
     const lines = r.stdout.trim().split('\n')

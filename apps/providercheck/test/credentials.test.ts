@@ -7,31 +7,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { main } from '../src/index.js'
-import { FIXTURES, freshTarget, SECRET } from './support/kit-harness.js'
+import { freshTarget, kitArgv, SECRET } from './support/kit-harness.js'
 
 const TOKEN = 'tok_providercheck_bearer_5f1e2d3c'
 const EDGE_VALUE = 'edge_shared_value_9a8b7c6d'
 const ADMISSION = { bearerToken: TOKEN, edgeHeaders: { 'X-Edge-Key': EDGE_VALUE } }
-
-function argv(url: string, ...extra: string[]): string[] {
-  return [
-    '-sandbox',
-    '-transport',
-    'mcp',
-    '-allow-private',
-    '-base-url',
-    url,
-    '-tenant',
-    FIXTURES.tenant,
-    '-customer',
-    'cus_1001',
-    '-transaction',
-    'ch_1001',
-    '-subscription',
-    'sub_1001',
-    ...extra,
-  ]
-}
 
 async function cli(args: string[], env: Record<string, string>) {
   const out: string[] = []
@@ -56,7 +36,7 @@ test('given the bearer token and the edge header, every check passes and the sea
   const dir = mkdtempSync(join(tmpdir(), 'providercheck-cred-'))
   try {
     const report = join(dir, 'report.json')
-    const r = await cli(argv(target.url, '-edge-header', `X-Edge-Key: ${EDGE_VALUE}`, '-json', report), {
+    const r = await cli(kitArgv(target.url, '-edge-header', `X-Edge-Key: ${EDGE_VALUE}`, '-json', report), {
       PROVIDERCHECK_BEARER_TOKEN: TOKEN,
     })
     assert.equal(r.code, 0, r.all)
@@ -80,7 +60,7 @@ test('given the bearer token and the edge header, every check passes and the sea
 test('without the bearer token discovery fails credentials_rejected, saying no token was sent, and the rest is skipped', async () => {
   const target = await freshTarget(undefined, 'json', ADMISSION)
   try {
-    const r = await cli(argv(target.url, '--edge-header', `X-Edge-Key: ${EDGE_VALUE}`), {})
+    const r = await cli(kitArgv(target.url, '--edge-header', `X-Edge-Key: ${EDGE_VALUE}`), {})
     assert.equal(r.code, 1)
     assert.match(
       r.out[1] as string,
@@ -99,7 +79,7 @@ test('a wrong bearer token or a missing edge header fails discovery with credent
   try {
     const wrongToken = 'tok_wrong_value_0000'
     const report = join(dir, 'report.json')
-    const wrong = await cli(argv(target.url, '-edge-header', `X-Edge-Key: ${EDGE_VALUE}`, '-json', report), {
+    const wrong = await cli(kitArgv(target.url, '-edge-header', `X-Edge-Key: ${EDGE_VALUE}`, '-json', report), {
       PROVIDERCHECK_BEARER_TOKEN: wrongToken,
     })
     assert.equal(wrong.code, 1)
@@ -112,7 +92,7 @@ test('a wrong bearer token or a missing edge header fails discovery with credent
     assertNoSecrets(wrong.all + text)
     assert.ok(!(wrong.all + text).includes(wrongToken))
 
-    const noEdge = await cli(argv(target.url), { PROVIDERCHECK_BEARER_TOKEN: TOKEN })
+    const noEdge = await cli(kitArgv(target.url), { PROVIDERCHECK_BEARER_TOKEN: TOKEN })
     assert.equal(noEdge.code, 1)
     assert.match(
       noEdge.out[1] as string,

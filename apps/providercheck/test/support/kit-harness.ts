@@ -12,6 +12,27 @@ export const SECRET = 'srmps_providercheck_test_0123456789abcdef'
 export const TENANT = '0199a3c1-0a0b-7c0d-8e0f-101112131415'
 export const FIXTURES = { tenant: TENANT, customer: 'cus_1001', transaction: 'ch_1001', subscription: 'sub_1001' }
 
+/** The seed's command line against `url` with the fixtures, plus any extra arguments. */
+export function kitArgv(url: string, ...extra: string[]): string[] {
+  return [
+    '-sandbox',
+    '-transport',
+    'mcp',
+    '-allow-private',
+    '-base-url',
+    url,
+    '-tenant',
+    FIXTURES.tenant,
+    '-customer',
+    FIXTURES.customer,
+    '-transaction',
+    FIXTURES.transaction,
+    '-subscription',
+    FIXTURES.subscription,
+    ...extra,
+  ]
+}
+
 export interface Target {
   url: string
   close(): Promise<void>
