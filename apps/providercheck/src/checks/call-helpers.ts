@@ -39,6 +39,25 @@ export function expect(condition: boolean, reason: string): void {
   if (!condition) throw new CheckFailure('unexpected_result', reason)
 }
 
+/**
+ * A dry run's verdict: it answered would_succeed without a key, and `before` (re-read by `reread`) is unchanged.
+ * `what` names the object in the failure reason ("transaction", "subscription").
+ */
+export async function expectHarmlessDryRun(
+  answer: Obj,
+  before: unknown,
+  reread: () => Promise<unknown>,
+  what: string,
+): Promise<void> {
+  expect(
+    answer.status === 'would_succeed',
+    `a dry run answered status ${String(answer.status)}, expected would_succeed`,
+  )
+  expect(answer.idempotency_key === null, 'a dry run answered an idempotency_key')
+  if (!sameJson(before, await reread()))
+    throw new CheckFailure('dry_run_changed_data', `the ${what} changed after a dry run`)
+}
+
 export function isObj(value: unknown): value is Obj {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }

@@ -1,5 +1,13 @@
 import { type CheckDefinition, CheckFailure, type KitContext } from '../check-types.js'
-import { callOk, callRefused, expect, type Obj, refundableMinor, sameJson } from './call-helpers.js'
+import {
+  callOk,
+  callRefused,
+  expect,
+  expectHarmlessDryRun,
+  type Obj,
+  refundableMinor,
+  sameJson,
+} from './call-helpers.js'
 
 const REASON = 'service_issue'
 
@@ -30,14 +38,7 @@ export const refundDryRun: CheckDefinition = {
     const before = await freshTransaction(ctx)
     const amount = partialAmount(ctx, before)
     const value = await callOk(ctx, 'sr_refund', { request: refundRequest(ctx, amount, true) })
-    expect(
-      value.status === 'would_succeed',
-      `a dry run answered status ${String(value.status)}, expected would_succeed`,
-    )
-    expect(value.idempotency_key === null, 'a dry run answered an idempotency_key')
-    const after = await freshTransaction(ctx)
-    if (!sameJson(before, after))
-      throw new CheckFailure('dry_run_changed_data', 'the transaction changed after a dry run')
+    await expectHarmlessDryRun(value, before, () => freshTransaction(ctx), 'transaction')
     return `would_succeed for ${amount.amount_minor} ${amount.currency}; the transaction is unchanged`
   },
 }
