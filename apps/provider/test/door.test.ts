@@ -2,27 +2,13 @@
 // without MCP headers; the modern fast path really answers behind the door; admission and limits hold.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { signHeaders } from '@tollgate/signing'
-import { connect, SECRET, startTestProvider, type TestProvider } from './helpers.js'
+import { connect, signedSend, startTestProvider, type TestProvider } from './helpers.js'
 
 const MODERN = '2026-07-28'
 const LEGACY = '2025-11-25'
 const CLAIM = `"_meta":{"io.modelcontextprotocol/protocolVersion":"${MODERN}","io.modelcontextprotocol/clientCapabilities":{}}`
 
-async function send(url: string, method: string, body: string, headers: Record<string, string> = {}) {
-  const u = new URL(url)
-  const res = await fetch(url, {
-    method,
-    ...(body !== '' && { body }),
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      ...headers,
-      ...signHeaders(SECRET, { method, host: u.host, path: u.pathname, body: Buffer.from(body), key: '' }),
-    },
-  })
-  return { status: res.status, session: res.headers.get('mcp-session-id'), text: await res.text() }
-}
+const send = signedSend
 
 let seq = 0
 const key = () => `0199a3c1-0a0b-7c0d-8e0f-101112131415:ticket:door-${process.pid}-${++seq}:refund`

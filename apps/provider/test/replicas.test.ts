@@ -5,25 +5,17 @@ import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 import { signHeaders } from '@tollgate/signing'
 import pg from 'pg'
-import { type FetchLike, SECRET, startTestProvider, type TestProvider } from './helpers.js'
+import {
+  type FetchLike,
+  PG_URL,
+  postgresSkip,
+  SECRET,
+  signedSend,
+  startTestProvider,
+  type TestProvider,
+} from './helpers.js'
 
-const PG_URL = process.env.TOLLGATE_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
-const REQUIRE = process.env.TOLLGATE_REQUIRE_SERVICES === '1'
-
-async function pgAvailable(): Promise<string | undefined> {
-  const c = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 })
-  try {
-    await c.connect()
-    await c.query('SELECT 1')
-    return undefined
-  } catch (e) {
-    return `PostgreSQL not reachable at 127.0.0.1:5432 (${e instanceof Error ? e.message : 'error'})`
-  } finally {
-    await c.end().catch(() => {})
-  }
-}
-const pgSkip = await pgAvailable()
-if (pgSkip !== undefined && REQUIRE) throw new Error(pgSkip)
+const pgSkip = await postgresSkip()
 
 const SESSION_KEY = 'replica-test-session-key-0123456789abcdef'
 const LEGACY = '2025-11-25'
@@ -41,21 +33,9 @@ const CALL = JSON.stringify({
   params: { name: 'sr_get_transaction', arguments: { transaction_ref: 'ch_1001' } },
 })
 
-async function send(url: string, method: string, body: string, headers: Record<string, string> = {}) {
-  const u = new URL(url)
-  const res = await fetch(url, {
-    method,
-    ...(body !== '' && { body }),
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': LEGACY,
-      ...headers,
-      ...signHeaders(SECRET, { method, host: u.host, path: u.pathname, body: Buffer.from(body), key: '' }),
-    },
-  })
-  return { status: res.status, session: res.headers.get('mcp-session-id'), text: await res.text() }
-}
+// Every request says 2025-11-25, as a 2025-era client after initialize does.
+const send = (url: string, method: string, body: string, headers: Record<string, string> = {}) =>
+  signedSend(url, method, body, { 'mcp-protocol-version': LEGACY, ...headers })
 
 describe('2025-era sessions across two replicas on PostgreSQL', { skip: pgSkip }, () => {
   const schema = `tollgate_provider_r${process.pid}_${Date.now().toString(36)}`
