@@ -132,6 +132,39 @@ describe('the modern fast path answers behind the door', () => {
   })
 })
 
+describe('the 2025-era fast path answers on a verified session', () => {
+  test('the same bytes as the SDK for served, refused and invalid calls; counted only when on', async () => {
+    // One clock for both, so the demo data (dated relative to now) is the same.
+    const now = () => 1_790_000_000_000
+    const fast = await startTestProvider({ now })
+    const slow = await startTestProvider({ modernFastPath: false, now })
+    try {
+      const texts: string[][] = []
+      for (const p of [fast, slow]) {
+        const init = await send(p.url, 'POST', INIT)
+        const h = { 'mcp-session-id': init.session as string, 'mcp-protocol-version': LEGACY }
+        const before = p.diagnostics.legacyFastPathAnswered
+        const out: string[] = []
+        for (const args of ['{"transaction_ref":"ch_1001"}', '{"transaction_ref":"nope"}', '{"bad":1}']) {
+          const r = await send(
+            p.url,
+            'POST',
+            `{"jsonrpc":"2.0","id":"c1","method":"tools/call","params":{"name":"sr_get_transaction","arguments":${args}}}`,
+            h,
+          )
+          out.push(`${r.status} ${r.type} ${r.session === init.session} ${r.text}`)
+        }
+        texts.push(out)
+        assert.equal(p.diagnostics.legacyFastPathAnswered - before, p === fast ? 3 : 0)
+      }
+      assert.deepEqual(texts[0], texts[1])
+    } finally {
+      await fast.stop()
+      await slow.stop()
+    }
+  })
+})
+
 describe('admission and limits at the door', () => {
   let p: TestProvider
   before(async () => {

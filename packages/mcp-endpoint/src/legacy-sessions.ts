@@ -33,6 +33,11 @@ export interface LegacySessionsOptions {
   /** true: single JSON answers (default); false: SSE. */
   jsonResponses?: boolean
   now?: () => number
+  /**
+   * Answers a request on a verified, open session itself and returns true, or returns false untouched (the SDK then
+   * answers). Given the one parsed message; never re-reads the body.
+   */
+  fastPath?: (message: unknown, req: IncomingMessage, res: ServerResponse) => Promise<boolean>
   /** Transport and store faults (reporting only). */
   onError?: (error: unknown) => void
 }
@@ -70,6 +75,8 @@ export class LegacySessions {
   readonly #json: boolean
   readonly #now: () => number
   readonly #onError: (error: unknown) => void
+  readonly #fastPath: LegacySessionsOptions['fastPath']
+  #fastAnswered = 0
 
   constructor(options: LegacySessionsOptions) {
     this.#createServer = options.createServer
@@ -81,6 +88,12 @@ export class LegacySessions {
     this.#json = options.jsonResponses ?? true
     this.#now = options.now ?? Date.now
     this.#onError = options.onError ?? (() => {})
+    this.#fastPath = options.fastPath
+  }
+
+  /** How many requests the fast path answered (a diagnostic for tests and benches). */
+  get fastPathAnswered(): number {
+    return this.#fastAnswered
   }
 
   /**
@@ -125,6 +138,10 @@ export class LegacySessions {
       return
     }
     res.setHeader('mcp-session-id', sessionId)
+    if (this.#fastPath !== undefined && (await this.#fastPath(body, req, res))) {
+      this.#fastAnswered++
+      return
+    }
     await this.#serve(req, res, body, who, undefined)
   }
 
