@@ -17,6 +17,7 @@ export interface Running {
   port: number
   calls: { n: number }
   endpoint: ReturnType<typeof createMcpEndpoint>
+  legacy: LegacySessions
   close(): Promise<void>
 }
 
@@ -51,6 +52,7 @@ export async function startDoor(
     port,
     calls,
     endpoint,
+    legacy,
     async close() {
       await legacy.close()
       await mcp.close()

@@ -95,3 +95,25 @@ test('a body the strict reader refuses is -32700 at the door on both eras and ne
     await door.close()
   }
 })
+
+test("a second initialize is answered with the SDK's own InitializeResult bytes (kept from the first)", async () => {
+  const door = await startDoor({ allowList: false })
+  try {
+    const first = await post(door.url, INIT)
+    const before = door.legacy.fastPathAnswered
+    const second = await post(door.url, INIT)
+    assert.equal(door.legacy.fastPathAnswered - before, 1)
+    assert.equal(second.status, 200)
+    assert.equal(second.text, first.text)
+    assert.notEqual(second.session, first.session)
+    // Both sessions are real.
+    for (const sid of [first.session, second.session]) {
+      const r = await post(door.url, '{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}', {
+        'mcp-session-id': sid as string,
+      })
+      assert.equal(r.status, 200)
+    }
+  } finally {
+    await door.close()
+  }
+})
