@@ -1,8 +1,7 @@
 // Legacy sessions: capped, closed when idle, unknown ids answered 404, and SSE responses when configured.
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { signHeaders } from '@tollgate/signing'
-import { connect, SECRET, signedSend, startTestProvider } from './helpers.js'
+import { connect, signedSend, startTestProvider } from './helpers.js'
 
 const INIT = JSON.stringify({
   jsonrpc: '2.0',
