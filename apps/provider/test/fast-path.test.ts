@@ -69,7 +69,11 @@ const CASES: [string, unknown, Record<string, string>][] = [
     headersFor('sr_refund'),
   ],
   ['unknown key', call('sr_get_operation', { idempotency_key: 'nope' }), headersFor('sr_get_operation')],
-  ['invalid arguments (SDK answers)', call('sr_get_customer', { customer_ref: '' }), headersFor('sr_get_customer')],
+  [
+    'invalid arguments (the invalid_request envelope, same as the SDK)',
+    call('sr_get_customer', { customer_ref: '' }),
+    headersFor('sr_get_customer'),
+  ],
   ['an unknown tool (SDK answers)', call('sr_nope', {}), headersFor('sr_nope')],
   [
     'a call with a stray Mcp-Session-Id (ignored)',
@@ -91,7 +95,12 @@ const CASES: [string, unknown, Record<string, string>][] = [
 
 for (const [what, message, headers] of CASES) {
   test(`fast path and SDK answer ${what} identically`, async () => {
+    const answeredBefore = fast.diagnostics.fastPathAnswered
     const a = await send(fast.url, message, headers)
+    // Who answered: the fast path for the well-formed calls, the SDK for the rest (a test that cannot tell them apart
+    // would still pass with the fast path off).
+    assert.equal(fast.diagnostics.fastPathAnswered - answeredBefore, what.includes('(SDK answers)') ? 0 : 1)
+    assert.equal(sdk.diagnostics.fastPathAnswered, 0)
     const b = await send(sdk.url, message, headers)
     if (what.includes('(ignored)')) assert.equal(a.status, 200)
     assert.equal(a.status, b.status)
