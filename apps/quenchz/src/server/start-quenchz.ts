@@ -11,6 +11,7 @@ import {
   type Gate,
   type GatedTool,
   type GateEvent,
+  type GateOptions,
   type HostAllowList,
   monotonicClock,
 } from '@tollgate/gate'
@@ -34,6 +35,8 @@ export interface QuenchzServerOptions {
   /** Default `[host, host:*]` and their http origins. */
   allowList?: HostAllowList
   onEvent?: (event: GateEvent) => void
+  /** 2025-era sessions shared by replicas: a RedisSessionStore and one session key for all (see @tollgate/gate). */
+  sessions?: Pick<GateOptions, 'sessionStore' | 'sessionKey'>
 }
 
 /** A listening quenchz server. */
@@ -62,6 +65,7 @@ export function quenchzGate(options: Omit<QuenchzServerOptions, 'port'>): Gate {
     budget: options.budget ?? quenchzBudget(options.budgetClock),
     allowList: options.allowList ?? allowListFor(host),
     ...(options.onEvent ? { onEvent: options.onEvent } : {}),
+    ...options.sessions,
   })
 }
 
