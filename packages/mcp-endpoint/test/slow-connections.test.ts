@@ -8,11 +8,17 @@ import { INIT, post, type Running, startDoor } from './fixture.ts'
 let door: Running
 before(async () => {
   door = await startDoor({
-    body: { bodyTimeoutMs: 1_500, maxUnfinishedBodies: 6 },
-    connections: { headersTimeoutMs: 500, requestTimeoutMs: 5_000 },
+    body: { bodyTimeoutMs: 3_000, maxUnfinishedBodies: 6 },
+    connections: { headersTimeoutMs: 500, requestTimeoutMs: 10_000 },
   })
 })
 after(async () => door.close())
+
+/** Waits (bounded: 5 s) until the server is receiving `n` bodies. */
+async function untilReceiving(n: number): Promise<void> {
+  for (let i = 0; i < 100 && door.endpoint.bodyReader.unfinished < n; i++) await new Promise((r) => setTimeout(r, 50))
+  assert.equal(door.endpoint.bodyReader.unfinished, n)
+}
 
 /** Opens a connection that sends headers and then a body one byte at a time; resolves with what came back. */
 function slowBody(port: number): { socket: Socket; answer: Promise<string> } {
@@ -42,21 +48,19 @@ function slowBody(port: number): { socket: Socket; answer: Promise<string> } {
 
 test('slow bodies hold their slots while normal callers are served, then are cut by the body timeout (408)', async () => {
   const slow = Array.from({ length: 5 }, () => slowBody(door.port))
-  await new Promise((r) => setTimeout(r, 200))
-  assert.equal(door.endpoint.bodyReader.unfinished, 5)
+  await untilReceiving(5)
   // Meanwhile whole requests (their bodies arrive at once) are served, concurrently.
   const normal = await Promise.all(Array.from({ length: 10 }, () => post(door.url, INIT)))
   for (const ok of normal) assert.equal(ok.status, 200)
   const answers = await Promise.all(slow.map((s) => s.answer))
-  // Our 408 (Node's own request timeout, 5 s here, would answer without this body).
+  // Our 408 (Node's own request timeout, 10 s here, would answer without this body).
   for (const a of answers) assert.match(a, /^HTTP\/1\.1 408[\s\S]*did not arrive in time/)
   assert.equal(door.endpoint.bodyReader.unfinished, 0)
 })
 
 test('at the cap of unfinished bodies, a newcomer cuts the oldest slow body (503 to it) and is served', async () => {
   const slow = Array.from({ length: 6 }, () => slowBody(door.port))
-  await new Promise((r) => setTimeout(r, 200))
-  assert.equal(door.endpoint.bodyReader.unfinished, 6)
+  await untilReceiving(6)
   const ok = await post(door.url, INIT)
   assert.equal(ok.status, 200)
   const first = await slow[0]?.answer
