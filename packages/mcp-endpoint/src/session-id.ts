@@ -43,7 +43,8 @@ export class SessionIds {
   verify(id: string, owner: string): string | undefined {
     if (id.length !== ID_LENGTH || !/^[A-Za-z0-9_-]+$/.test(id)) return undefined
     const raw = Buffer.from(id, 'base64url')
-    if (raw.length !== RANDOM_BYTES + MAC_BYTES) return undefined
+    // Canonical only: base64url's last character has spare bits, and an id must have exactly one spelling.
+    if (raw.length !== RANDOM_BYTES + MAC_BYTES || raw.toString('base64url') !== id) return undefined
     const random = raw.subarray(0, RANDOM_BYTES)
     if (!timingSafeEqual(raw.subarray(RANDOM_BYTES), this.#mac(random, owner))) return undefined
     return random.toString('base64url')

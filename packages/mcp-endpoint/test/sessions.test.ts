@@ -15,6 +15,13 @@ test('a session id verifies only for its owner, under its key, unaltered', () =>
   const flipped = (id[0] === 'A' ? 'B' : 'A') + id.slice(1)
   assert.equal(ids.verify(flipped, 'alice'), undefined)
   assert.equal(ids.verify(`${id}A`, 'alice'), undefined)
+  // The last character carries 2 spare bits: every other spelling of the same bytes is refused too.
+  const last = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
+  const base = last.indexOf(id.at(-1) as string) & ~3
+  for (let spare = 0; spare < 4; spare++) {
+    const other = id.slice(0, -1) + last[base + spare]
+    assert.equal(ids.verify(other, 'alice'), other === id ? key : undefined)
+  }
   assert.throws(() => new SessionIds('short'), { code: 'ERR_MCP_ENDPOINT_CONFIG' })
 })
 
