@@ -90,6 +90,7 @@ async function main(): Promise<number> {
       },
     })
     process.stdout.write(`fakemerchant: serving ${provider.url} (data: ${db})\n`)
+    process.stdout.write(`fakemerchant: REST at ${provider.restUrl} (base URL ${provider.baseUrl})\n`)
     const stop = () => {
       void provider.close().then(() => process.exit(0))
     }

@@ -14,6 +14,7 @@ import { LegacySessions } from './http/legacy-sessions.js'
 import { createModernFastPath } from './http/modern-fast-path.js'
 import { createServer } from './mcp/create-server.js'
 import { listedTools } from './mcp/tool-table.js'
+import { createRestHandler } from './rest/handler.js'
 import { ProviderRules } from './rules/provider-rules.js'
 import { openPostgresStore } from './store/postgres-store.js'
 import { startPurgeJob } from './store/purge.js'
@@ -73,8 +74,12 @@ export interface ProviderOptions {
 }
 
 export interface RunningProvider {
-  /** http://host:port/path */
+  /** The MCP endpoint: http://host:port/path */
   url: string
+  /** The REST binding's base URL (what the platform is configured with): http://host:port */
+  baseUrl: string
+  /** Where the REST routes live: http://host:port/v1/ */
+  restUrl: string
   port: number
   store: Store
   billing: BillingPort
@@ -94,7 +99,7 @@ async function defaultLogger(): Promise<Logger> {
   return pino({ level: 'info', base: { service: 'tollgate-provider' } }, pino.destination(2))
 }
 
-/** Starts a merchant-provider/v1 MCP server. Throws TypeError/RangeError on bad options, before listening. */
+/** Starts a merchant-provider/v1 server: MCP at `path`, REST at /v1/… on the same port. Throws TypeError/RangeError on bad options, before listening. */
 export async function startProvider(options: ProviderOptions): Promise<RunningProvider> {
   const secrets = options.secrets.filter((s) => s !== '')
   if (secrets.length === 0) throw new NoSecretError()
@@ -159,8 +164,13 @@ export async function startProvider(options: ProviderOptions): Promise<RunningPr
       legacy,
       logger,
     })
+    // The REST binding: every path other than the MCP endpoint (so an unsigned request to any path gets 401 first).
+    const rest = createRestHandler({ ctx: { rules, tools, logger, era: 'rest' }, maxBodyBytes, admit })
     const server: Server = createHttpServer((req, res) => {
-      handler(req, res).catch((error: unknown) => {
+      const url = req.url ?? '/'
+      const q = url.indexOf('?')
+      const serve = (q === -1 ? url : url.slice(0, q)) === path ? handler : rest
+      serve(req, res).catch((error: unknown) => {
         logger?.error({ err_name: error instanceof Error ? error.name : 'unknown' }, 'request failed')
         if (!res.headersSent) {
           const body = '{"error":{"code":"internal_error","message":"the provider failed","retryable":true}}'
@@ -177,12 +187,21 @@ export async function startProvider(options: ProviderOptions): Promise<RunningPr
     const address = server.address() as AddressInfo
     const hostForUrl = address.family === 'IPv6' ? `[${address.address}]` : address.address
     logger?.info(
-      { host: address.address, port: address.port, path, environment, tools: tools.map((t) => t.tool.name) },
+      {
+        host: address.address,
+        port: address.port,
+        path,
+        rest: '/v1/',
+        environment,
+        tools: tools.map((t) => t.tool.name),
+      },
       'provider listening',
     )
     let closing: Promise<void> | undefined
     return {
       url: `http://${hostForUrl}:${address.port}${path}`,
+      baseUrl: `http://${hostForUrl}:${address.port}`,
+      restUrl: `http://${hostForUrl}:${address.port}/v1/`,
       port: address.port,
       store,
       billing,

@@ -37,7 +37,14 @@ export function createAdmission(options: AdmissionOptions) {
   if (prefix !== '' && (!prefix.startsWith('/') || prefix.endsWith('/'))) {
     throw new RangeError("stripPrefix must start with '/' and not end with '/'")
   }
-  return (method: string, headers: IncomingHttpHeaders, rawPath: string, body: Uint8Array): AdmissionResult => {
+  // key: the signature's key field — empty over MCP; over REST the Idempotency-Key header's value (or empty).
+  return (
+    method: string,
+    headers: IncomingHttpHeaders,
+    rawPath: string,
+    body: Uint8Array,
+    key = '',
+  ): AdmissionResult => {
     let ok = true
     if (options.bearerToken !== undefined) {
       const auth = single(headers, 'authorization')
@@ -49,7 +56,7 @@ export function createAdmission(options: AdmissionOptions) {
     const host = options.publicHost ?? single(headers, 'host') ?? ''
     const verdict = options.verifier.verify(
       { timestamp: single(headers, TIMESTAMP_HEADER), signature: single(headers, SIGNATURE_HEADER) },
-      { method, host, path: prefix + rawPath, body, key: '' },
+      { method, host, path: prefix + rawPath, body, key },
     )
     return verdict.ok ? { ok: true } : { ok: false, reason: verdict.reason }
   }

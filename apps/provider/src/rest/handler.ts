@@ -1,0 +1,193 @@
+// The REST binding of merchant-provider/v1: the same tool table, rules, store and billing port as /mcp; only the
+// shape of requests and answers differs. Order of handling (rest-binding.md §1): 413 → 401 (before any routing, so
+// an unsigned caller learns nothing) → 404/405 → strict body and schema (400) → the rules.
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { contractValidator, errorHttpStatus, isWireErrorCode } from '@tollgate/contract'
+import { CREDENTIALS_REJECTED_BODY } from '@tollgate/signing'
+import { parsePlain } from '@tollgate/strict-json'
+import type { AdmissionResult } from '../http/authorize.js'
+import { answerTool, type ServerContext } from '../mcp/create-server.js'
+import type { ToolAnswer } from '../rules/answers.js'
+import { readRequestBody } from './body.js'
+import { createRestRouter } from './routes.js'
+
+export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key'
+
+/** REST correlation headers → the `_meta` keys the MCP binding logs (rest-binding.md §5; not signed). */
+export const CORRELATION_HEADERS: Readonly<Record<string, string>> = {
+  'x-supportroute-request-id': 'dev.supportroute/request_id',
+  'x-supportroute-correlation-id': 'dev.supportroute/correlation_id',
+  'x-supportroute-channel': 'dev.supportroute/channel',
+  'x-supportroute-external-ticket': 'dev.supportroute/external_ticket',
+}
+
+// Our choice (rest-binding.md §2): 1–255 printable ASCII characters.
+const KEY_SHAPE = /^[\x20-\x7e]{1,255}$/
+
+export interface RestHandlerOptions {
+  ctx: ServerContext
+  maxBodyBytes: number
+  admit: (
+    method: string,
+    headers: IncomingMessage['headers'],
+    rawPath: string,
+    body: Uint8Array,
+    key?: string,
+  ) => AdmissionResult
+}
+
+const JSON_TYPE = 'application/json'
+
+function send(res: ServerResponse, status: number, body: string, extra: Record<string, string> = {}) {
+  res.writeHead(status, { 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(body), ...extra }).end(body)
+}
+
+const envelope = (code: string, message: string) => JSON.stringify({ error: { code, message, retryable: false } })
+
+function isJsonContentType(value: string | undefined): boolean {
+  if (value === undefined) return false
+  const type = value.split(';', 1)[0]?.trim().toLowerCase()
+  return type === JSON_TYPE
+}
+
+function correlationMeta(headers: IncomingMessage['headers']): Record<string, unknown> {
+  const meta: Record<string, unknown> = {}
+  for (const [header, key] of Object.entries(CORRELATION_HEADERS)) {
+    const v = headers[header]
+    if (typeof v === 'string') meta[key] = v
+  }
+  return meta
+}
+
+export function createRestHandler(options: RestHandlerOptions) {
+  const { ctx, maxBodyBytes, admit } = options
+  const { logger } = ctx
+  const route = createRestRouter(ctx.tools)
+  const outputChecks = new Map(ctx.tools.map((t) => [t.tool.name, contractValidator(t.tool.outputRef)]))
+
+  const refuse = (res: ServerResponse, method: string, status: number, message: string, extra = {}) => {
+    logger?.info({ binding: 'rest', http_method: method, status }, 'request refused')
+    send(res, status, envelope('invalid_request', message), extra)
+  }
+
+  return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const url = req.url ?? '/'
+    const q = url.indexOf('?')
+    const rawPath = q === -1 ? url : url.slice(0, q)
+    const method = req.method ?? 'GET'
+
+    const read = await readRequestBody(req, maxBodyBytes)
+    if (read.kind === 'too_large') {
+      refuse(res, method, 413, 'the request body is too large', { connection: 'close' })
+      return
+    }
+    if (read.kind === 'failed') {
+      res.destroy()
+      return
+    }
+    const raw = read.body
+
+    const keyHeader = req.headers['idempotency-key']
+    const admitted = admit(method, req.headers, rawPath, raw, typeof keyHeader === 'string' ? keyHeader : '')
+    if (!admitted.ok) {
+      // reason is for metrics only; the caller gets the same fixed body whatever failed.
+      logger?.warn({ binding: 'rest', http_method: method, reason: admitted.reason }, 'request rejected: credentials')
+      send(res, 401, CREDENTIALS_REJECTED_BODY)
+      return
+    }
+
+    const match = route(method, rawPath)
+    if (match.kind === 'not_found') {
+      logger?.info({ binding: 'rest', http_method: method, status: 404 }, 'request refused')
+      send(res, 404, JSON.stringify({ error: { code: 'not_found', message: 'no such route', retryable: false } }))
+      return
+    }
+    if (match.kind === 'method_not_allowed') {
+      refuse(res, method, 405, `this route answers ${match.allow.join(', ')} only`, { allow: match.allow.join(', ') })
+      return
+    }
+    if (match.kind === 'bad_path') {
+      refuse(res, method, 400, 'the path is not validly percent-encoded')
+      return
+    }
+    const { route: r, entry, params } = match
+
+    let body: unknown
+    if (r.method === 'GET') {
+      if (raw.length > 0) {
+        refuse(res, method, 400, 'a GET request has no body')
+        return
+      }
+    } else {
+      if (!isJsonContentType(req.headers['content-type'])) {
+        refuse(res, method, 400, 'the body must be sent as Content-Type: application/json')
+        return
+      }
+      try {
+        // integersOnly: every number in the request documents is an integer, so 2000.0 is refused, not rounded.
+        body = parsePlain(raw, { maxBytes: maxBodyBytes, maxDepth: 64, integersOnly: true })
+      } catch {
+        refuse(
+          res,
+          method,
+          400,
+          'the body is not strict JSON (duplicate keys, 2000.0, a BOM and trailing bytes are refused)',
+        )
+        return
+      }
+      if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+        refuse(res, method, 400, 'the body must be a JSON object')
+        return
+      }
+    }
+
+    let key: string | undefined
+    if (r.keyed) {
+      const distinct = req.headersDistinct['idempotency-key']
+      const dryRun = (body as { dry_run?: unknown }).dry_run === true
+      if (distinct !== undefined && distinct.length > 1) {
+        refuse(res, method, 400, 'send one Idempotency-Key header')
+        return
+      }
+      key = typeof keyHeader === 'string' ? keyHeader : undefined
+      if (dryRun && key !== undefined) {
+        refuse(res, method, 400, 'a dry run carries no Idempotency-Key header')
+        return
+      }
+      if (!dryRun && key === undefined) {
+        refuse(res, method, 400, 'a real call needs an Idempotency-Key header')
+        return
+      }
+      if (key !== undefined && !KEY_SHAPE.test(key)) {
+        refuse(res, method, 400, 'the Idempotency-Key header must be 1-255 printable ASCII characters')
+        return
+      }
+    }
+
+    const answer = await answerTool(ctx, entry, r.args({ params, body, key }), correlationMeta(req.headers))
+    const [status, text] = restAnswer(answer, outputChecks.get(entry.tool.name))
+    send(res, status, text)
+  }
+}
+
+/** Status and bytes of an answer: 200 with the object, or the envelope at the status of its code (seed's table). */
+function restAnswer(
+  answer: ToolAnswer,
+  checkOutput: ((value: unknown) => { valid: boolean }) | undefined,
+): [number, string] {
+  if (answer.ok) {
+    // The MCP binding validates structuredContent against the tool's output schema; so does this one.
+    if (checkOutput !== undefined && !checkOutput(answer.body).valid) {
+      return [
+        500,
+        JSON.stringify({
+          error: { code: 'internal_error', message: 'the provider built an invalid answer', retryable: true },
+        }),
+      ]
+    }
+    return [200, JSON.stringify(answer.body)]
+  }
+  const code = answer.body.error.code
+  const status = isWireErrorCode(code) ? errorHttpStatus(code) : 500
+  return [status, JSON.stringify(answer.body)]
+}

@@ -1,0 +1,139 @@
+// REST test helpers: signed requests as the platform sends them (the key field carries Idempotency-Key), and the
+// two stores the binding is proven on (SQLite in a temp dir; PostgreSQL in a fresh schema, skipped when absent).
+
+import { signHeaders } from '@tollgate/signing'
+import pg from 'pg'
+import type { StoreOptions } from '../src/index.js'
+import { SECRET } from './helpers.js'
+
+export const REJECTED =
+  '{"error":{"code":"credentials_rejected","message":"the request signature was not accepted","retryable":false}}'
+
+export interface RestOptions {
+  /** JSON-serialized unless a string or Buffer (sent as is). */
+  body?: unknown
+  /** Sent as Idempotency-Key and signed in the key field. */
+  key?: string
+  headers?: Record<string, string>
+  secret?: string
+  /** Sign these instead of what is sent (to prove what the signature covers). */
+  signKey?: string
+  signPath?: string
+  signHost?: string
+  /** Send no signature headers at all. */
+  unsigned?: boolean
+  /** Leave out Content-Type on a body. */
+  noContentType?: boolean
+  when?: Date
+}
+
+export interface RestReply {
+  status: number
+  type: string | null
+  allow: string | null
+  text: string
+  json: Record<string, unknown>
+}
+
+/** One signed REST request to `base` + `path` (path as sent, already escaped). */
+export async function rest(base: string, method: string, path: string, o: RestOptions = {}): Promise<RestReply> {
+  const url = new URL(path, base)
+  const bytes =
+    o.body === undefined
+      ? Buffer.alloc(0)
+      : Buffer.isBuffer(o.body)
+        ? o.body
+        : Buffer.from(typeof o.body === 'string' ? o.body : JSON.stringify(o.body), 'utf8')
+  const headers: Record<string, string> = {}
+  if (bytes.length > 0 && o.noContentType !== true) headers['content-type'] = 'application/json'
+  if (o.key !== undefined) headers['idempotency-key'] = o.key
+  if (o.unsigned !== true) {
+    Object.assign(
+      headers,
+      signHeaders(
+        o.secret ?? SECRET,
+        {
+          method,
+          host: o.signHost ?? url.host,
+          path: o.signPath ?? url.pathname,
+          body: bytes,
+          key: o.signKey ?? o.key ?? '',
+        },
+        o.when,
+      ),
+    )
+  }
+  Object.assign(headers, o.headers)
+  const res = await fetch(url, {
+    method,
+    headers,
+    ...(bytes.length > 0 && { body: bytes }),
+    redirect: 'manual',
+  })
+  const text = await res.text()
+  let json: Record<string, unknown> = {}
+  try {
+    json = JSON.parse(text) as Record<string, unknown>
+  } catch {}
+  return { status: res.status, type: res.headers.get('content-type'), allow: res.headers.get('allow'), text, json }
+}
+
+export const errorCode = (r: RestReply) => (r.json.error as { code?: string } | undefined)?.code
+
+export const refundBody = (transaction_ref: string, amount_minor: number, dry_run = false, currency = 'USD') => ({
+  transaction_ref,
+  amount: { amount_minor, currency },
+  reason: 'customer_request',
+  dry_run,
+})
+
+const PG_URL = process.env.TOLLGATE_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+const REQUIRE = process.env.TOLLGATE_REQUIRE_SERVICES === '1'
+
+async function pgProbe(): Promise<string | undefined> {
+  const c = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 })
+  try {
+    await c.connect()
+    await c.query('SELECT 1')
+    return undefined
+  } catch (e) {
+    return `PostgreSQL not reachable at 127.0.0.1:5432 (${e instanceof Error ? e.message : 'error'})`
+  } finally {
+    await c.end().catch(() => {})
+  }
+}
+
+export interface Backend {
+  name: 'SQLite' | 'PostgreSQL'
+  skip: string | undefined
+  /** Store options for one more provider (undefined: the test helper's SQLite file in its temp dir). */
+  store(): StoreOptions | undefined
+  cleanup(): Promise<void>
+}
+
+/** SQLite and PostgreSQL; PostgreSQL skips with the reason when absent (fails under TOLLGATE_REQUIRE_SERVICES=1). */
+export async function backends(): Promise<Backend[]> {
+  const pgSkip = await pgProbe()
+  if (pgSkip !== undefined && REQUIRE) throw new Error(pgSkip)
+  const base = `tollgate_rest_t${process.pid}_${Date.now().toString(36)}`
+  const made: string[] = []
+  return [
+    { name: 'SQLite', skip: undefined, store: () => undefined, cleanup: async () => {} },
+    {
+      name: 'PostgreSQL',
+      skip: pgSkip,
+      store: () => {
+        const schema = `${base}_${made.length + 1}`
+        made.push(schema)
+        return { kind: 'postgres', connectionString: PG_URL, schema }
+      },
+      cleanup: async () => {
+        if (made.length === 0) return
+        const c = new pg.Client({ connectionString: PG_URL })
+        await c.connect()
+        for (const s of made) await c.query(`DROP SCHEMA IF EXISTS ${s} CASCADE`)
+        await c.end()
+      },
+    },
+  ]
+}
