@@ -1,6 +1,7 @@
 // REST test helpers: signed requests as the platform sends them (the key field carries Idempotency-Key), and the
 // two stores the binding is proven on (SQLite in a temp dir; PostgreSQL in a fresh schema, skipped when absent).
 
+import { request } from 'node:http'
 import { signHeaders } from '@tollgate/signing'
 import pg from 'pg'
 import type { StoreOptions } from '../src/index.js'
@@ -14,7 +15,8 @@ export interface RestOptions {
   body?: unknown
   /** Sent as Idempotency-Key and signed in the key field. */
   key?: string
-  headers?: Record<string, string>
+  /** Sent after (and over) the ones built here; an array value sends the header once per element. */
+  headers?: Record<string, string | string[]>
   secret?: string
   /** Sign these instead of what is sent (to prove what the signature covers). */
   signKey?: string
@@ -35,7 +37,10 @@ export interface RestReply {
   json: Record<string, unknown>
 }
 
-/** One signed REST request to `base` + `path` (path as sent, already escaped). */
+/**
+ * One signed REST request to `base` + `path` (path as sent, already escaped), over node:http: unlike fetch it can
+ * send a GET with a body and a header twice, which the provider must refuse.
+ */
 export async function rest(base: string, method: string, path: string, o: RestOptions = {}): Promise<RestReply> {
   const url = new URL(path, base)
   const bytes =
@@ -44,7 +49,7 @@ export async function rest(base: string, method: string, path: string, o: RestOp
       : Buffer.isBuffer(o.body)
         ? o.body
         : Buffer.from(typeof o.body === 'string' ? o.body : JSON.stringify(o.body), 'utf8')
-  const headers: Record<string, string> = {}
+  const headers: Record<string, string | string[]> = {}
   if (bytes.length > 0 && o.noContentType !== true) headers['content-type'] = 'application/json'
   if (o.key !== undefined) headers['idempotency-key'] = o.key
   if (o.unsigned !== true) {
@@ -64,18 +69,31 @@ export async function rest(base: string, method: string, path: string, o: RestOp
     )
   }
   Object.assign(headers, o.headers)
-  const res = await fetch(url, {
-    method,
-    headers,
-    ...(bytes.length > 0 && { body: bytes }),
-    redirect: 'manual',
+  if (bytes.length > 0) headers['content-length'] = String(bytes.length)
+  return new Promise<RestReply>((resolve, reject) => {
+    const req = request(url, { method, headers }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (c: Buffer) => chunks.push(c))
+      res.on('error', reject)
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8')
+        let json: Record<string, unknown> = {}
+        try {
+          json = JSON.parse(text) as Record<string, unknown>
+        } catch {}
+        const allow = res.headers.allow
+        resolve({
+          status: res.statusCode ?? 0,
+          type: res.headers['content-type'] ?? null,
+          allow: typeof allow === 'string' ? allow : null,
+          text,
+          json,
+        })
+      })
+    })
+    req.on('error', reject)
+    req.end(bytes)
   })
-  const text = await res.text()
-  let json: Record<string, unknown> = {}
-  try {
-    json = JSON.parse(text) as Record<string, unknown>
-  } catch {}
-  return { status: res.status, type: res.headers.get('content-type'), allow: res.headers.get('allow'), text, json }
 }
 
 export const errorCode = (r: RestReply) => (r.json.error as { code?: string } | undefined)?.code
