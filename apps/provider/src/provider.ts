@@ -3,6 +3,7 @@ import { createServer as createHttpServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { toNodeHandler } from '@modelcontextprotocol/node'
 import { createMcpHandler } from '@modelcontextprotocol/server'
+import { BodyReader } from '@tollgate/mcp-endpoint'
 import { SignatureVerifier, type SigningEnvironment, secretEnvironment } from '@tollgate/signing'
 import type { Logger } from 'pino'
 import { DemoLedger, type DemoLedgerOptions } from './billing/demo-ledger.js'
@@ -165,7 +166,11 @@ export async function startProvider(options: ProviderOptions): Promise<RunningPr
       logger,
     })
     // The REST binding: every path other than the MCP endpoint (so an unsigned request to any path gets 401 first).
-    const rest = createRestHandler({ ctx: { rules, tools, logger, era: 'rest' }, maxBodyBytes, admit })
+    const rest = createRestHandler({
+      ctx: { rules, tools, logger, era: 'rest' },
+      bodies: new BodyReader({ maxBodyBytes }),
+      admit,
+    })
     const server: Server = createHttpServer((req, res) => {
       const url = req.url ?? '/'
       const q = url.indexOf('?')

@@ -3,12 +3,12 @@
 // an unsigned caller learns nothing) → 404/405 → strict body and schema (400) → the rules.
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { contractValidator, errorHttpStatus, isWireErrorCode } from '@tollgate/contract'
+import { BODY_REFUSAL_MESSAGES, type BodyReader } from '@tollgate/mcp-endpoint'
 import { CREDENTIALS_REJECTED_BODY } from '@tollgate/signing'
 import { parsePlain } from '@tollgate/strict-json'
 import type { AdmissionResult } from '../http/authorize.js'
 import { answerTool, type ServerContext } from '../mcp/create-server.js'
 import type { ToolAnswer } from '../rules/answers.js'
-import { readRequestBody } from './body.js'
 import { createRestRouter } from './routes.js'
 
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key'
@@ -26,7 +26,8 @@ const KEY_SHAPE = /^[\x20-\x7e]{1,255}$/
 
 export interface RestHandlerOptions {
   ctx: ServerContext
-  maxBodyBytes: number
+  /** The server's one body reader (byte cap, deadline, unfinished-body cap), shared with the MCP endpoint. */
+  bodies: BodyReader
   admit: (
     method: string,
     headers: IncomingMessage['headers'],
@@ -60,7 +61,8 @@ function correlationMeta(headers: IncomingMessage['headers']): Record<string, un
 }
 
 export function createRestHandler(options: RestHandlerOptions) {
-  const { ctx, maxBodyBytes, admit } = options
+  const { ctx, bodies, admit } = options
+  const maxBodyBytes = bodies.maxBodyBytes
   const { logger } = ctx
   const route = createRestRouter(ctx.tools)
   const outputChecks = new Map(ctx.tools.map((t) => [t.tool.name, contractValidator(t.tool.outputRef)]))
@@ -76,13 +78,17 @@ export function createRestHandler(options: RestHandlerOptions) {
     const rawPath = q === -1 ? url : url.slice(0, q)
     const method = req.method ?? 'GET'
 
-    const read = await readRequestBody(req, maxBodyBytes)
-    if (read.kind === 'too_large') {
-      refuse(res, method, 413, 'the request body is too large', { connection: 'close' })
-      return
-    }
-    if (read.kind === 'failed') {
-      res.destroy()
+    // 413 (and 408/503 from the reader's other limits) before the signature: a body that is not read cannot be verified.
+    const read = await bodies.read(req)
+    if (!read.ok) {
+      const code = read.status === 503 ? 'unavailable' : 'invalid_request'
+      logger?.info({ binding: 'rest', http_method: method, status: read.status }, 'request refused')
+      send(
+        res,
+        read.status,
+        JSON.stringify({ error: { code, message: BODY_REFUSAL_MESSAGES[read.code], retryable: read.status === 503 } }),
+        { connection: 'close' },
+      )
       return
     }
     const raw = read.body
