@@ -210,6 +210,7 @@ const servers = new Map<Kind, { url: string; child: ChildProcess }>()
 for (const kind of KINDS) servers.set(kind, await startServer(kind))
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0
 const results: Record<string, Partial<Record<Kind, Result>>> = {}
+let restReport: string[] = []
 // Per scenario and provider kind: the median over rounds of (provider ÷ baseline in the same round).
 const ratios: Record<string, Partial<Record<Kind, { bare: number; raw: number }>>> = {}
 try {
@@ -242,6 +243,7 @@ try {
         (ratios[s.name] as Record<string, unknown>)[kind] = { bare: perRound(kind, 'bare'), raw: perRound(kind, 'raw') }
     }
   }
+  restReport = await restScenarios(process.env.BENCH_ONLY)
 } finally {
   for (const { child } of servers.values()) {
     child.kill('SIGINT')
@@ -267,4 +269,118 @@ for (const s of scenarios) {
     console.log(`  ${kind.padEnd(12)} ${fmt(mine)} | ×bare ${ratio.bare.toFixed(2)} ×raw ${ratio.raw.toFixed(2)}`)
   }
 }
+for (const line of restReport) console.log(line)
 agent.destroy()
+
+// ---- REST binding legs (issue 8 §5) ------------------------------------------------------------------------------
+// (1) a signed GET /v1/transactions/{ref} against the bare SDK server's no-op call and the raw HMAC floor answering a
+// signed GET; (2) durable REST refunds (POST /v1/refunds, key in Idempotency-Key and in the signature) against the
+// same provider's MCP sr_refund path. Same rounds, rotating order, ratio per round; median and range reported.
+
+function sendRest(url: URL, method: string, body: string, key?: string): Promise<Reply> {
+  const signed = signHeaders(SECRET, {
+    method,
+    host: url.host,
+    path: url.pathname,
+    body: Buffer.from(body),
+    key: key ?? '',
+  })
+  const headers: Record<string, string | number> = { ...signed }
+  if (key !== undefined) headers['idempotency-key'] = key
+  if (body !== '') {
+    headers['content-type'] = 'application/json'
+    headers['content-length'] = Buffer.byteLength(body)
+  }
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method, agent, headers }, (res) => {
+      let data = ''
+      res.setEncoding('utf8')
+      res.on('data', (c: string) => {
+        data += c
+      })
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: data }))
+    })
+    req.on('error', reject)
+    req.end(body)
+  })
+}
+
+async function restRead(base: URL) {
+  const r = await sendRest(new URL('/v1/transactions/ch_1001', base), 'GET', '')
+  if (r.status !== 200 || !r.body.startsWith('{"transaction_ref":"ch_1001"'))
+    throw new Error(`REST read: HTTP ${r.status} ${r.body.slice(0, 200)}`)
+}
+
+async function restRefund(base: URL) {
+  const n = ++seq
+  const body = JSON.stringify({
+    transaction_ref: `ch_9${100 + (n % 256)}`,
+    amount: { amount_minor: 1, currency: 'USD' },
+    reason: 'goodwill',
+    dry_run: false,
+  })
+  const r = await sendRest(new URL('/v1/refunds', base), 'POST', body, `bench-rest-${process.pid}-${n}`)
+  if (r.status !== 200 || !r.body.includes('"status":"succeeded"'))
+    throw new Error(`REST refund: HTTP ${r.status} ${r.body.slice(0, 200)}`)
+}
+
+type RestLeg = { label: string; kind: Kind; fn: (u: URL) => Promise<void> }
+
+async function restRounds(legs: readonly RestLeg[]): Promise<Map<string, Result[]>> {
+  const rounds = new Map<string, Result[]>()
+  for (let round = 0; round < ROUNDS; round++) {
+    const order = legs.map((_, i) => legs[(i + round) % legs.length] as RestLeg)
+    for (const leg of order) {
+      const u = new URL(servers.get(leg.kind)?.url as string)
+      rounds.set(leg.label, [...(rounds.get(leg.label) ?? []), await run(() => leg.fn(u))])
+    }
+  }
+  return rounds
+}
+
+function restRatio(rounds: Map<string, Result[]>, mine: string, base: string): string {
+  const rs = (rounds.get(mine) ?? []).map((r, i) => r.perSecond / ((rounds.get(base) ?? [])[i]?.perSecond ?? NaN))
+  return `${median(rs).toFixed(2)} [${Math.min(...rs).toFixed(2)}–${Math.max(...rs).toFixed(2)}]`
+}
+
+function restFigure(rounds: Map<string, Result[]>, label: string): string {
+  const rs = rounds.get(label) ?? []
+  const perSecond = median(rs.map((r) => r.perSecond))
+  return `${perSecond.toFixed(0).padStart(6)}/s p99 ${median(rs.map((r) => r.p99Ms))
+    .toFixed(1)
+    .padStart(6)} ms`
+}
+
+// Called from the main run above, before this part of the module has run: no module-level consts here.
+async function restScenarios(only: string | undefined): Promise<string[]> {
+  const names = ['rest GET /v1/transactions/{ref}', 'rest POST /v1/refunds']
+  if (only !== undefined && !names.some((n) => n.includes(only))) return []
+  const out: string[] = ['REST binding (median round; ratios: median [min–max] over rounds of the per-round ratio)']
+  const reads = await restRounds([
+    { label: 'raw', kind: 'raw', fn: (u) => rawGet(u) },
+    { label: 'bare', kind: 'bare', fn: (u) => modernCall('bare', u, 'read') },
+    { label: 'provider', kind: 'provider', fn: (u) => restRead(new URL(u.origin)) },
+  ])
+  out.push(
+    `rest GET /v1/transactions/{ref}: bare SDK no-op ${restFigure(reads, 'bare')} | raw HMAC GET ${restFigure(reads, 'raw')}`,
+    `  provider     ${restFigure(reads, 'provider')} | ×bare ${restRatio(reads, 'provider', 'bare')} ×raw ${restRatio(reads, 'provider', 'raw')}`,
+  )
+  const refunds = await restRounds([
+    { label: 'mcp', kind: 'provider', fn: (u) => modernCall('provider', u, 'refund') },
+    { label: 'rest', kind: 'provider', fn: (u) => restRefund(new URL(u.origin)) },
+    { label: 'mcp-pc', kind: 'provider-pc', fn: (u) => modernCall('provider-pc', u, 'refund') },
+    { label: 'rest-pc', kind: 'provider-pc', fn: (u) => restRefund(new URL(u.origin)) },
+  ])
+  out.push(
+    `rest POST /v1/refunds (fresh keys, durable): provider power-loss MCP sr_refund ${restFigure(refunds, 'mcp')}`,
+    `  provider     REST ${restFigure(refunds, 'rest')} | ×MCP ${restRatio(refunds, 'rest', 'mcp')}`,
+    `  provider-pc  MCP ${restFigure(refunds, 'mcp-pc')} | REST ${restFigure(refunds, 'rest-pc')} | ×MCP ${restRatio(refunds, 'rest-pc', 'mcp-pc')}`,
+  )
+  return out
+}
+
+// The raw floor answers any signed request 200; restRead's body check does not apply to it.
+async function rawGet(u: URL) {
+  const r = await sendRest(new URL('/v1/transactions/ch_1001', u.origin), 'GET', '')
+  if (r.status !== 200) throw new Error(`raw GET: HTTP ${r.status}`)
+}
