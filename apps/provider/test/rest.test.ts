@@ -3,6 +3,7 @@
 // statuses, byte-identical replays, one key across both bindings, and configuration (prefix, host, token, secrets).
 import assert from 'node:assert/strict'
 import { mkdtempSync, rmSync } from 'node:fs'
+import { request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
@@ -368,6 +369,18 @@ for (const backend of ALL) {
         const r = await rest(base(), 'POST', '/v1/customers/search', { body: big, ...o })
         assertEnvelope(r, 413, 'invalid_request')
       }
+      // Without a Content-Length (chunked), the body is cut once it grows past the cap.
+      const chunked = await new Promise<number>((resolve, reject) => {
+        const req = request(new URL('/v1/customers/search', base()), { method: 'POST' }, (res) => {
+          res.resume()
+          resolve(res.statusCode ?? 0)
+        })
+        req.on('error', reject)
+        req.setHeader('content-type', 'application/json')
+        for (let i = 0; i < 17; i++) req.write(Buffer.alloc(64 * 1024, 0x20))
+        req.end()
+      })
+      assert.equal(chunked, 413)
     })
 
     test('401 with the envelope comes before routing: unsigned, wrong secret, stale, or tampered', async () => {
