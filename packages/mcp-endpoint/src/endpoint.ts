@@ -10,7 +10,7 @@ import { BODY_REFUSAL_MESSAGES, type BodyLimits, BodyReader, type BodyRefusal } 
 import { EndpointConfigError } from './errors.js'
 import { type HostAllowList, hostGuard, loopbackAllowList } from './host-allow-list.js'
 import { jsonRpcError, send } from './internal/answers.js'
-import { type Caller, idOf, type LegacySessions } from './legacy-sessions.js'
+import type { Caller, LegacySessions } from './legacy-sessions.js'
 
 /** An admitted caller, or the exact refusal to send (fixed texts only; `reason` is for logs). */
 export type Admission =

@@ -28,7 +28,7 @@ export interface LegacySessionsOptions {
   idleMs?: number
   /** At most this many open sessions; initialize beyond it gets 503. Default 1000. */
   maxSessions?: number
-  /** At most this many per caller; opening one more closes that caller's least recently seen. Default maxSessions. */
+  /** At most this many per caller; opening one more closes that caller's least recently seen. Default: no limit. */
   maxSessionsPerCaller?: number
   /** true: single JSON answers (default); false: SSE. */
   jsonResponses?: boolean
@@ -77,7 +77,7 @@ export class LegacySessions {
     this.#ids = new SessionIds(options.sessionKey)
     this.#idleMs = whole('idleMs', options.idleMs ?? 300_000)
     this.#maxSessions = whole('maxSessions', options.maxSessions ?? 1000)
-    this.#maxPerCaller = whole('maxSessionsPerCaller', options.maxSessionsPerCaller ?? this.#maxSessions)
+    this.#maxPerCaller = whole('maxSessionsPerCaller', options.maxSessionsPerCaller ?? Number.MAX_SAFE_INTEGER)
     this.#json = options.jsonResponses ?? true
     this.#now = options.now ?? Date.now
     this.#onError = options.onError ?? (() => {})

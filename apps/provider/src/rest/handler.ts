@@ -6,7 +6,7 @@ import { contractValidator, errorHttpStatus, isWireErrorCode } from '@tollgate/c
 import { BODY_REFUSAL_MESSAGES, type BodyReader } from '@tollgate/mcp-endpoint'
 import { CREDENTIALS_REJECTED_BODY } from '@tollgate/signing'
 import { parsePlain } from '@tollgate/strict-json'
-import type { AdmissionResult } from '../http/authorize.js'
+import type { ProviderAdmission } from '../http/authorize.js'
 import { answerTool, type ServerContext } from '../mcp/create-server.js'
 import type { ToolAnswer } from '../rules/answers.js'
 import { createRestRouter } from './routes.js'
@@ -28,13 +28,8 @@ export interface RestHandlerOptions {
   ctx: ServerContext
   /** The server's one body reader (byte cap, deadline, unfinished-body cap), shared with the MCP endpoint. */
   bodies: BodyReader
-  admit: (
-    method: string,
-    headers: IncomingMessage['headers'],
-    rawPath: string,
-    body: Uint8Array,
-    key?: string,
-  ) => AdmissionResult
+  /** Bearer token and edge headers (before the body is read), then the signature with the key field. */
+  admission: ProviderAdmission
 }
 
 const JSON_TYPE = 'application/json'
@@ -61,7 +56,7 @@ function correlationMeta(headers: IncomingMessage['headers']): Record<string, un
 }
 
 export function createRestHandler(options: RestHandlerOptions) {
-  const { ctx, bodies, admit } = options
+  const { ctx, bodies, admission } = options
   const maxBodyBytes = bodies.maxBodyBytes
   const { logger } = ctx
   const route = createRestRouter(ctx.tools)
@@ -78,6 +73,17 @@ export function createRestHandler(options: RestHandlerOptions) {
     const rawPath = q === -1 ? url : url.slice(0, q)
     const method = req.method ?? 'GET'
 
+    const rejected = (reason: string, unread: boolean) => {
+      // reason is for metrics only; the caller gets the same fixed body whatever failed.
+      logger?.warn({ binding: 'rest', http_method: method, reason }, 'request rejected: credentials')
+      send(res, 401, CREDENTIALS_REJECTED_BODY, unread && !req.readableEnded ? { connection: 'close' } : {})
+    }
+    // Token and edge headers need no body: checked first, as at the MCP door (an unread body closes the connection).
+    const byHeaders = admission.admitHeaders(req)
+    if (!byHeaders.ok) {
+      rejected(byHeaders.reason, true)
+      return
+    }
     // 413 (and 408/503 from the reader's other limits) before the signature: a body that is not read cannot be verified.
     const read = await bodies.read(req)
     if (!read.ok) {
@@ -94,11 +100,15 @@ export function createRestHandler(options: RestHandlerOptions) {
     const raw = read.body
 
     const keyHeader = req.headers['idempotency-key']
-    const admitted = admit(method, req.headers, rawPath, raw, typeof keyHeader === 'string' ? keyHeader : '')
-    if (!admitted.ok) {
-      // reason is for metrics only; the caller gets the same fixed body whatever failed.
-      logger?.warn({ binding: 'rest', http_method: method, reason: admitted.reason }, 'request rejected: credentials')
-      send(res, 401, CREDENTIALS_REJECTED_BODY)
+    const signed = admission.admitBody({
+      method,
+      rawPath,
+      headers: req.headers,
+      body: raw,
+      key: typeof keyHeader === 'string' ? keyHeader : '',
+    })
+    if (!signed.ok) {
+      rejected(signed.reason, false)
       return
     }
 
