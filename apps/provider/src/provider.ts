@@ -15,6 +15,7 @@ import { createModernFastPath } from './http/modern-fast-path.js'
 import { createServer } from './mcp/create-server.js'
 import { listedTools } from './mcp/tool-table.js'
 import { ProviderRules } from './rules/provider-rules.js'
+import { demoLedgerStore } from './store/ledger-store.js'
 import { openPostgresStore } from './store/postgres-store.js'
 import { startPurgeJob } from './store/purge.js'
 import { openSqliteStore, type SqliteDurability } from './store/sqlite-store.js'
@@ -121,7 +122,7 @@ export async function startProvider(options: ProviderOptions): Promise<RunningPr
   try {
     let billing = options.billing
     if (billing === undefined) {
-      const ledger = new DemoLedger(store, { now, ...options.demoLedger })
+      const ledger = new DemoLedger(demoLedgerStore(store), { now, ...options.demoLedger })
       await ledger.seed()
       billing = ledger
     }
