@@ -8,9 +8,9 @@ export type {
   BillingRefusal,
   CancelCommand,
   CancelOutcome,
+  ContractObject,
   LookupOutcome,
   Money,
-  Obj,
   PaymentAttemptQuery,
   RefundCommand,
   RefundOutcome,
@@ -24,6 +24,13 @@ export { REST_ROUTES, type RestMethod, type RestRoute } from './rest/routes.js'
 export type { ToolAnswer } from './rules/answers.js'
 export { type CancelArgs, ProviderRules, type RefundArgs, type RulesOptions } from './rules/provider-rules.js'
 export { cancelRefusal, refundableMinor, refundRefusal } from './rules/refusals.js'
+export {
+  type DemoLedgerStore,
+  demoLedgerStore,
+  type LedgerApplyResult,
+  type LedgerDoc,
+  type LedgerMutation,
+} from './store/ledger-store.js'
 export { openPostgresStore, type PostgresStoreOptions } from './store/postgres-store.js'
 export { MIN_RETENTION_DAYS, purgeExpired, startPurgeJob } from './store/purge.js'
 export {
@@ -35,7 +42,6 @@ export {
 export type {
   ClaimRequest,
   ClaimResult,
-  LedgerDoc,
   OperationKind,
   OperationRow,
   OperationStatus,

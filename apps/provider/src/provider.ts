@@ -23,6 +23,7 @@ import { createServer } from './mcp/create-server.js'
 import { listedTools } from './mcp/tool-table.js'
 import { createRestHandler } from './rest/handler.js'
 import { ProviderRules } from './rules/provider-rules.js'
+import { demoLedgerStore } from './store/ledger-store.js'
 import { PgSessionStore } from './store/pg-session-store.js'
 import { openPostgresStore } from './store/postgres-store.js'
 import { startPurgeJob } from './store/purge.js'
@@ -155,7 +156,7 @@ export async function startProvider(options: ProviderOptions): Promise<RunningPr
   try {
     let billing = options.billing
     if (billing === undefined) {
-      const ledger = new DemoLedger(store, { now, ...options.demoLedger })
+      const ledger = new DemoLedger(demoLedgerStore(store), { now, ...options.demoLedger })
       await ledger.seed()
       billing = ledger
     }

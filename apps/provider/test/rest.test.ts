@@ -12,6 +12,7 @@ import { pino } from 'pino'
 import {
   type BillingPort,
   DemoLedger,
+  demoLedgerStore,
   openSqliteStore,
   type ProviderOptions,
   type RefundCommand,
@@ -487,7 +488,7 @@ for (const backend of ALL) {
     before(async () => {
       dir = mkdtempSync(join(tmpdir(), 'tollgate-rest-billing-'))
       const ledgerStore = openSqliteStore(join(dir, 'ledger.sqlite'))
-      const ledger = new DemoLedger(ledgerStore)
+      const ledger = new DemoLedger(demoLedgerStore(ledgerStore))
       await ledger.seed()
       const billing: BillingPort = delegateBilling(ledger, {
         refund: async (key: string, command: RefundCommand) => {
@@ -552,7 +553,7 @@ for (const backend of ALL) {
     test('routes of capabilities the provider does not declare are 404, whatever the method', async () => {
       const dir = mkdtempSync(join(tmpdir(), 'tollgate-rest-caps-'))
       const ledgerStore = openSqliteStore(join(dir, 'ledger.sqlite'))
-      const ledger = new DemoLedger(ledgerStore)
+      const ledger = new DemoLedger(demoLedgerStore(ledgerStore))
       await ledger.seed()
       const billing = delegateBilling(ledger, {
         describe: async () => ({
