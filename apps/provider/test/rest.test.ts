@@ -583,6 +583,29 @@ for (const backend of ALL) {
       }
     })
 
+    test('a body that does not arrive in time is 408 with the envelope, before the signature is looked at', async () => {
+      const p = await start({ bodyTimeoutMs: 200 })
+      try {
+        const { status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+          const req = request(new URL('/v1/refunds', p.baseUrl), { method: 'POST' }, (res) => {
+            let body = ''
+            res.on('data', (c: Buffer) => {
+              body += c.toString()
+            })
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, text: body }))
+          })
+          req.on('error', reject)
+          req.setHeader('content-type', 'application/json')
+          req.setHeader('content-length', '100')
+          req.write('{"transaction_ref":')
+        })
+        assert.equal(status, 408)
+        assert.equal((JSON.parse(text) as { error: { code: string } }).error.code, 'invalid_request')
+      } finally {
+        await p.stop()
+      }
+    })
+
     test('behind a proxy: the public host and the stripped prefix are what the signature covers', async () => {
       const p = await start({ publicHost: 'billing.example.com', stripPrefix: '/chargeless' })
       try {

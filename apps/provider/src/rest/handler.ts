@@ -87,12 +87,14 @@ export function createRestHandler(options: RestHandlerOptions) {
     // 413 (and 408/503 from the reader's other limits) before the signature: a body that is not read cannot be verified.
     const read = await bodies.read(req)
     if (!read.ok) {
+      // As at the MCP door: 503 is unavailable; 408 (too slow) is worth retrying; 413 and 400 (cut off) are not.
       const code = read.status === 503 ? 'unavailable' : 'invalid_request'
+      const retryable = read.status === 503 || read.status === 408
       logger?.info({ binding: 'rest', http_method: method, status: read.status }, 'request refused')
       send(
         res,
         read.status,
-        JSON.stringify({ error: { code, message: BODY_REFUSAL_MESSAGES[read.code], retryable: read.status === 503 } }),
+        JSON.stringify({ error: { code, message: BODY_REFUSAL_MESSAGES[read.code], retryable } }),
         { connection: 'close' },
       )
       return
