@@ -353,29 +353,34 @@ function restFigure(rounds: Map<string, Result[]>, label: string): string {
 
 // Called from the main run above, before this part of the module has run: no module-level consts here.
 async function restScenarios(only: string | undefined): Promise<string[]> {
-  const names = ['rest GET /v1/transactions/{ref}', 'rest POST /v1/refunds']
-  if (only !== undefined && !names.some((n) => n.includes(only))) return []
-  const out: string[] = ['REST binding (median round; ratios: median [min–max] over rounds of the per-round ratio)']
-  const reads = await restRounds([
-    { label: 'raw', kind: 'raw', fn: (u) => rawGet(u) },
-    { label: 'bare', kind: 'bare', fn: (u) => modernCall('bare', u, 'read') },
-    { label: 'provider', kind: 'provider', fn: (u) => restRead(new URL(u.origin)) },
-  ])
-  out.push(
-    `rest GET /v1/transactions/{ref}: bare SDK no-op ${restFigure(reads, 'bare')} | raw HMAC GET ${restFigure(reads, 'raw')}`,
-    `  provider     ${restFigure(reads, 'provider')} | ×bare ${restRatio(reads, 'provider', 'bare')} ×raw ${restRatio(reads, 'provider', 'raw')}`,
-  )
-  const refunds = await restRounds([
-    { label: 'mcp', kind: 'provider', fn: (u) => modernCall('provider', u, 'refund') },
-    { label: 'rest', kind: 'provider', fn: (u) => restRefund(new URL(u.origin)) },
-    { label: 'mcp-pc', kind: 'provider-pc', fn: (u) => modernCall('provider-pc', u, 'refund') },
-    { label: 'rest-pc', kind: 'provider-pc', fn: (u) => restRefund(new URL(u.origin)) },
-  ])
-  out.push(
-    `rest POST /v1/refunds (fresh keys, durable): provider power-loss MCP sr_refund ${restFigure(refunds, 'mcp')}`,
-    `  provider     REST ${restFigure(refunds, 'rest')} | ×MCP ${restRatio(refunds, 'rest', 'mcp')}`,
-    `  provider-pc  MCP ${restFigure(refunds, 'mcp-pc')} | REST ${restFigure(refunds, 'rest-pc')} | ×MCP ${restRatio(refunds, 'rest-pc', 'mcp-pc')}`,
-  )
+  const want = (name: string) => only === undefined || name.includes(only)
+  const out: string[] = []
+  if (want('rest GET /v1/transactions/{ref}')) {
+    const reads = await restRounds([
+      { label: 'raw', kind: 'raw', fn: (u) => rawGet(u) },
+      { label: 'bare', kind: 'bare', fn: (u) => modernCall('bare', u, 'read') },
+      { label: 'provider', kind: 'provider', fn: (u) => restRead(new URL(u.origin)) },
+    ])
+    out.push(
+      `rest GET /v1/transactions/{ref}: bare SDK no-op ${restFigure(reads, 'bare')} | raw HMAC GET ${restFigure(reads, 'raw')}`,
+      `  provider     ${restFigure(reads, 'provider')} | ×bare ${restRatio(reads, 'provider', 'bare')} ×raw ${restRatio(reads, 'provider', 'raw')}`,
+    )
+  }
+  if (want('rest POST /v1/refunds')) {
+    const refunds = await restRounds([
+      { label: 'mcp', kind: 'provider', fn: (u) => modernCall('provider', u, 'refund') },
+      { label: 'rest', kind: 'provider', fn: (u) => restRefund(new URL(u.origin)) },
+      { label: 'mcp-pc', kind: 'provider-pc', fn: (u) => modernCall('provider-pc', u, 'refund') },
+      { label: 'rest-pc', kind: 'provider-pc', fn: (u) => restRefund(new URL(u.origin)) },
+    ])
+    out.push(
+      `rest POST /v1/refunds (fresh keys, durable): provider power-loss MCP sr_refund ${restFigure(refunds, 'mcp')}`,
+      `  provider     REST ${restFigure(refunds, 'rest')} | ×MCP ${restRatio(refunds, 'rest', 'mcp')}`,
+      `  provider-pc  MCP ${restFigure(refunds, 'mcp-pc')} | REST ${restFigure(refunds, 'rest-pc')} | ×MCP ${restRatio(refunds, 'rest-pc', 'mcp-pc')}`,
+    )
+  }
+  if (out.length > 0)
+    out.unshift('REST binding (median round; ratios: median [min–max] over rounds of the per-round ratio)')
   return out
 }
 

@@ -505,6 +505,13 @@ for (const backend of ALL) {
           if (ref === 'cus_boom') throw new Error('billing database down')
           return ledger.getCustomer(ref)
         },
+        // A broken port: an object the contract refuses, and a refusal code outside the contract.
+        getTransaction: async (ref: string) =>
+          ref === 'ch_broken' ? { transaction_ref: 'ch_broken', amount: 20.5 } : ledger.getTransaction(ref),
+        assessRefund: async (command: RefundCommand) =>
+          command.amount.amount_minor === 4242
+            ? { status: 'refused' as const, code: 'Not-A-Code', message: 'no' }
+            : ledger.assessRefund(command),
       })
       p = await start({ billing })
       ;(p as unknown as { ledgerStore: unknown }).ledgerStore = ledgerStore
@@ -546,6 +553,14 @@ for (const backend of ALL) {
       const boom = await rest(p.baseUrl, 'GET', '/v1/customers/cus_boom')
       assertEnvelope(boom, 500, 'internal_error')
       assert.equal((boom.json.error as { retryable: boolean }).retryable, true)
+    })
+
+    test('an answer the contract does not allow is withheld: 500 internal_error, never sent as is', async () => {
+      const broken = await rest(p.baseUrl, 'GET', '/v1/transactions/ch_broken')
+      assertEnvelope(broken, 500, 'internal_error')
+      assert.equal(broken.text.includes('20.5'), false)
+      const odd = await rest(p.baseUrl, 'POST', '/v1/refunds', { body: refundBody('ch_9001', 4242, true) })
+      assertEnvelope(odd, 500, 'internal_error')
     })
   })
 

@@ -183,29 +183,30 @@ export function createRestHandler(options: RestHandlerOptions) {
     }
 
     const answer = await answerTool(ctx, entry, r.args({ params, body, key }), correlationMeta(req.headers))
-    const [status, text] = restAnswer(answer, outputChecks.get(entry.tool.name))
+    const [status, text, fault] = restAnswer(answer, outputChecks.get(entry.tool.name))
+    if (fault !== undefined) logger?.error({ binding: 'rest', tool: entry.tool.name, fault }, 'answer withheld')
     send(res, status, text)
   }
 }
 
-/** Status and bytes of an answer: 200 with the object, or the envelope at the status of its code (seed's table). */
+const INTERNAL_ERROR = JSON.stringify({
+  error: { code: 'internal_error', message: 'the provider built an invalid answer', retryable: true },
+})
+
+/**
+ * Status and bytes of an answer: 200 with the object, or the envelope at the status of its code (seed's table). An
+ * answer the contract does not allow (an object failing the tool's output schema — the MCP binding checks it too —
+ * or an error code outside the contract) is withheld: 500 internal_error, and the fault is named for the log.
+ */
 function restAnswer(
   answer: ToolAnswer,
   checkOutput: ((value: unknown) => { valid: boolean }) | undefined,
-): [number, string] {
+): [number, string, ('invalid_output' | 'unknown_error_code')?] {
   if (answer.ok) {
-    // The MCP binding validates structuredContent against the tool's output schema; so does this one.
-    if (checkOutput !== undefined && !checkOutput(answer.body).valid) {
-      return [
-        500,
-        JSON.stringify({
-          error: { code: 'internal_error', message: 'the provider built an invalid answer', retryable: true },
-        }),
-      ]
-    }
+    if (checkOutput !== undefined && !checkOutput(answer.body).valid) return [500, INTERNAL_ERROR, 'invalid_output']
     return [200, JSON.stringify(answer.body)]
   }
   const code = answer.body.error.code
-  const status = isWireErrorCode(code) ? errorHttpStatus(code) : 500
-  return [status, JSON.stringify(answer.body)]
+  if (!isWireErrorCode(code)) return [500, INTERNAL_ERROR, 'unknown_error_code']
+  return [errorHttpStatus(code), JSON.stringify(answer.body)]
 }
