@@ -1,4 +1,5 @@
-// fakemerchant: the provider on the demo ledger, for trying the platform end to end on one machine.
+// fakemerchant: the provider on the demo ledger, for trying the platform end to end on one machine. It serves both
+// bindings on one port: MCP at /mcp and REST at /v1/… (the REST base URL is the bare origin).
 //   SIGNING_SECRET=srmps_<random> npx fakemerchant [--port 12112] [--host 127.0.0.1] [--db FILE | --database-url URL]
 import { parseArgs } from 'node:util'
 import { chooseStore, DEFAULT_DATABASE_SCHEMA, explainStoreFailure } from './fakemerchant-store.js'
@@ -7,6 +8,7 @@ import { startProvider } from './provider.js'
 const USAGE = `usage: SIGNING_SECRET=srmps_<random> fakemerchant [--port 12112] [--host 127.0.0.1] [--db FILE]
   [--lease-ms 30000] [--settle-ms 10000] [--retention-days 30] [--public-host HOST] [--strip-prefix /PREFIX]
   [--durability power-loss|process-crash] [--database-url postgres://… [--database-schema ${DEFAULT_DATABASE_SCHEMA}]]
+  Serves MCP at http://HOST:PORT/mcp and REST at http://HOST:PORT/v1/… (REST base URL http://HOST:PORT).
   SIGNING_SECRET  the sandbox signing secret (srmps_…); two comma-separated secrets while rotating
   --db FILE       SQLite file to keep data in across restarts; default: a fresh file in the OS temp dir (fresh data)
   --database-url  run on PostgreSQL instead (also DATABASE_URL; --db wins over it); data persists in the schema
