@@ -308,11 +308,21 @@ for (const backend of ALL) {
         '[]',
         good.replace('2000', '20.5'),
       ]
+      const why = [
+        /same member name twice/,
+        /fraction or exponent where an integer is required/,
+        /byte order mark/,
+        /content after the JSON value/,
+        /must be a JSON object/,
+        /fraction or exponent/,
+      ]
       const keys: string[] = []
-      for (const body of bodies) {
+      for (const [i, body] of bodies.entries()) {
         const key = newKey()
         keys.push(key)
-        assertEnvelope(await rest(base(), 'POST', '/v1/refunds', { body, key }), 400, 'invalid_request')
+        const r = await rest(base(), 'POST', '/v1/refunds', { body, key })
+        assertEnvelope(r, 400, 'invalid_request')
+        assert.match((r.json.error as { message: string }).message, why[i] as RegExp)
       }
       assertEnvelope(
         await rest(base(), 'POST', '/v1/customers/search', { body: '{"email":"a","email":"b"}' }),

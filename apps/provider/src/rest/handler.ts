@@ -5,7 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { contractValidator, errorHttpStatus, isWireErrorCode } from '@tollgate/contract'
 import { BODY_REFUSAL_MESSAGES, type BodyReader } from '@tollgate/mcp-endpoint'
 import { CREDENTIALS_REJECTED_BODY } from '@tollgate/signing'
-import { parsePlain } from '@tollgate/strict-json'
+import { parsePlain, StrictJsonError } from '@tollgate/strict-json'
 import type { ProviderAdmission } from '../http/authorize.js'
 import { answerTool, type ServerContext } from '../mcp/create-server.js'
 import type { ToolAnswer } from '../rules/answers.js'
@@ -144,13 +144,10 @@ export function createRestHandler(options: RestHandlerOptions) {
       try {
         // integersOnly: every number in the request documents is an integer, so 2000.0 is refused, not rounded.
         body = parsePlain(raw, { maxBytes: maxBodyBytes, maxDepth: 64, integersOnly: true })
-      } catch {
-        refuse(
-          res,
-          method,
-          400,
-          'the body is not strict JSON (duplicate keys, 2000.0, a BOM and trailing bytes are refused)',
-        )
+      } catch (error) {
+        // The strict reader's messages are fixed per code (plus a byte offset): they never quote the input.
+        const why = error instanceof StrictJsonError ? error.message : 'it could not be read'
+        refuse(res, method, 400, `the body is not strict JSON: ${why}`)
         return
       }
       if (body === null || typeof body !== 'object' || Array.isArray(body)) {
