@@ -3,6 +3,7 @@
 // each against (a) the bare per-request SDK v2 server and (b) a raw node:http HMAC-only server (the floor), all in
 // this run. Loopback only; each scenario is bounded by a call count and a time limit.
 import { type ChildProcess, spawn } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import http from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -326,16 +327,55 @@ async function restRefund(base: URL) {
 
 type RestLeg = { label: string; kind: Kind; fn: (u: URL) => Promise<void> }
 
-async function restRounds(legs: readonly RestLeg[]): Promise<Map<string, Result[]>> {
+// Server CPU seconds (user + system) from /proc, in clock ticks of 10 ms: unlike throughput it barely moves when
+// other processes compete for the cores, so CPU per call is the steadier figure on a shared machine.
+function serverCpuSeconds(kind: Kind): number | undefined {
+  const pid = servers.get(kind)?.child.pid
+  if (pid === undefined) return undefined
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(fields[11]) + Number(fields[12])) / 100
+  } catch {
+    return undefined
+  }
+}
+
+type RestCpu = Map<string, { seconds: number; calls: number }>
+
+async function restRounds(restCpu: RestCpu, legs: readonly RestLeg[]): Promise<Map<string, Result[]>> {
   const rounds = new Map<string, Result[]>()
   for (let round = 0; round < ROUNDS; round++) {
     const order = legs.map((_, i) => legs[(i + round) % legs.length] as RestLeg)
     for (const leg of order) {
       const u = new URL(servers.get(leg.kind)?.url as string)
-      rounds.set(leg.label, [...(rounds.get(leg.label) ?? []), await run(() => leg.fn(u))])
+      const before = serverCpuSeconds(leg.kind)
+      const result = await run(() => leg.fn(u))
+      const after = serverCpuSeconds(leg.kind)
+      rounds.set(leg.label, [...(rounds.get(leg.label) ?? []), result])
+      if (before !== undefined && after !== undefined) {
+        // The warm-up calls are counted too: they ran between the two readings.
+        const cpu = restCpu.get(leg.label) ?? { seconds: 0, calls: 0 }
+        restCpu.set(leg.label, { seconds: cpu.seconds + after - before, calls: cpu.calls + result.count + WARMUP })
+      }
     }
   }
   return rounds
+}
+
+/** Server CPU µs per call of a leg, and a baseline's CPU per call divided by it (how many times cheaper). */
+function restCpuFigure(restCpu: RestCpu, mine: string, bases: readonly string[]): string {
+  const per = (label: string) => {
+    const c = restCpu.get(label)
+    return c === undefined || c.calls === 0 ? undefined : (c.seconds / c.calls) * 1e6
+  }
+  const m = per(mine)
+  if (m === undefined) return ''
+  const parts = bases.map((b) => {
+    const v = per(b)
+    return v === undefined ? '' : ` ${b} ${v.toFixed(0)} µs (${(v / m).toFixed(2)}× mine)`
+  })
+  return `  server CPU per call: ${mine} ${m.toFixed(0)} µs;${parts.join(';')}`
 }
 
 function restRatio(rounds: Map<string, Result[]>, mine: string, base: string): string {
@@ -355,8 +395,9 @@ function restFigure(rounds: Map<string, Result[]>, label: string): string {
 async function restScenarios(only: string | undefined): Promise<string[]> {
   const want = (name: string) => only === undefined || name.includes(only)
   const out: string[] = []
+  const cpu: RestCpu = new Map()
   if (want('rest GET /v1/transactions/{ref}')) {
-    const reads = await restRounds([
+    const reads = await restRounds(cpu, [
       { label: 'raw', kind: 'raw', fn: (u) => rawGet(u) },
       { label: 'bare', kind: 'bare', fn: (u) => modernCall('bare', u, 'read') },
       { label: 'provider', kind: 'provider', fn: (u) => restRead(new URL(u.origin)) },
@@ -364,10 +405,11 @@ async function restScenarios(only: string | undefined): Promise<string[]> {
     out.push(
       `rest GET /v1/transactions/{ref}: bare SDK no-op ${restFigure(reads, 'bare')} | raw HMAC GET ${restFigure(reads, 'raw')}`,
       `  provider     ${restFigure(reads, 'provider')} | ×bare ${restRatio(reads, 'provider', 'bare')} ×raw ${restRatio(reads, 'provider', 'raw')}`,
+      restCpuFigure(cpu, 'provider', ['bare', 'raw']),
     )
   }
   if (want('rest POST /v1/refunds')) {
-    const refunds = await restRounds([
+    const refunds = await restRounds(cpu, [
       { label: 'mcp', kind: 'provider', fn: (u) => modernCall('provider', u, 'refund') },
       { label: 'rest', kind: 'provider', fn: (u) => restRefund(new URL(u.origin)) },
       { label: 'mcp-pc', kind: 'provider-pc', fn: (u) => modernCall('provider-pc', u, 'refund') },
@@ -377,6 +419,8 @@ async function restScenarios(only: string | undefined): Promise<string[]> {
       `rest POST /v1/refunds (fresh keys, durable): provider power-loss MCP sr_refund ${restFigure(refunds, 'mcp')}`,
       `  provider     REST ${restFigure(refunds, 'rest')} | ×MCP ${restRatio(refunds, 'rest', 'mcp')}`,
       `  provider-pc  MCP ${restFigure(refunds, 'mcp-pc')} | REST ${restFigure(refunds, 'rest-pc')} | ×MCP ${restRatio(refunds, 'rest-pc', 'mcp-pc')}`,
+      restCpuFigure(cpu, 'rest', ['mcp']),
+      restCpuFigure(cpu, 'rest-pc', ['mcp-pc']),
     )
   }
   if (out.length > 0)
