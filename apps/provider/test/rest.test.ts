@@ -224,6 +224,16 @@ for (const backend of ALL) {
       assert.equal((await refundCount('ch_9001')) >= 1, true)
     })
 
+    test('path parameters are decoded exactly once: a key holding "%41" and "/" is found under its escaped form', async () => {
+      const key = `${newKey()}/k%41x`
+      assertOk(await rest(base(), 'POST', '/v1/refunds', { body: refundBody('ch_9001', 5), key }))
+      // encodeURIComponent: '/' → %2F, '%' → %25; decoding twice would look up ".../kAx" instead.
+      const op = await rest(base(), 'GET', `/v1/operations/${encodeURIComponent(key)}`)
+      assertOk(op, 'operation.json')
+      assert.equal(op.json.status, 'succeeded')
+      assert.equal(op.json.idempotency_key, key)
+    })
+
     test('the same key with another request is 409 idempotency_conflict and runs nothing', async () => {
       const key = newKey()
       assertOk(await rest(base(), 'POST', '/v1/refunds', { body: refundBody('ch_9001', 100), key }))
