@@ -3,9 +3,9 @@
 
 import { request } from 'node:http'
 import { signHeaders } from '@tollgate/signing'
-import pg from 'pg'
 import type { StoreOptions } from '../src/index.js'
 import { SECRET } from './helpers.js'
+import { dropSchemas, PG_URL, probePostgres, uniqueSchema } from './postgres.js'
 
 export const REJECTED =
   '{"error":{"code":"credentials_rejected","message":"the request signature was not accepted","retryable":false}}'
@@ -105,22 +105,6 @@ export const refundBody = (transaction_ref: string, amount_minor: number, dry_ru
   dry_run,
 })
 
-const PG_URL = process.env.TOLLGATE_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
-const REQUIRE = process.env.TOLLGATE_REQUIRE_SERVICES === '1'
-
-async function pgProbe(): Promise<string | undefined> {
-  const c = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 })
-  try {
-    await c.connect()
-    await c.query('SELECT 1')
-    return undefined
-  } catch (e) {
-    return `PostgreSQL not reachable at 127.0.0.1:5432 (${e instanceof Error ? e.message : 'error'})`
-  } finally {
-    await c.end().catch(() => {})
-  }
-}
-
 export interface Backend {
   name: 'SQLite' | 'PostgreSQL'
   skip: string | undefined
@@ -131,9 +115,7 @@ export interface Backend {
 
 /** SQLite and PostgreSQL; PostgreSQL skips with the reason when absent (fails under TOLLGATE_REQUIRE_SERVICES=1). */
 export async function backends(): Promise<Backend[]> {
-  const pgSkip = await pgProbe()
-  if (pgSkip !== undefined && REQUIRE) throw new Error(pgSkip)
-  const base = `tollgate_rest_t${process.pid}_${Date.now().toString(36)}`
+  const pgSkip = await probePostgres()
   const made: string[] = []
   return [
     { name: 'SQLite', skip: undefined, store: () => undefined, cleanup: async () => {} },
@@ -141,16 +123,12 @@ export async function backends(): Promise<Backend[]> {
       name: 'PostgreSQL',
       skip: pgSkip,
       store: () => {
-        const schema = `${base}_${made.length + 1}`
+        const schema = uniqueSchema('rest')
         made.push(schema)
         return { kind: 'postgres', connectionString: PG_URL, schema }
       },
       cleanup: async () => {
-        if (made.length === 0) return
-        const c = new pg.Client({ connectionString: PG_URL })
-        await c.connect()
-        for (const s of made) await c.query(`DROP SCHEMA IF EXISTS ${s} CASCADE`)
-        await c.end()
+        if (made.length > 0) await dropSchemas(...made)
       },
     },
   ]
