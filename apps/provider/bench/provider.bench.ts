@@ -3,6 +3,7 @@
 // each against (a) the bare per-request SDK v2 server and (b) a raw node:http HMAC-only server (the floor), all in
 // this run. Loopback only; each scenario is bounded by a call count and a time limit.
 import { type ChildProcess, spawn } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import http from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -217,6 +218,7 @@ const servers = new Map<Kind, { url: string; child: ChildProcess }>()
 for (const kind of KINDS) servers.set(kind, await startServer(kind))
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0
 const results: Record<string, Partial<Record<Kind, Result>>> = {}
+let restReport: string[] = []
 // Per scenario and provider kind: the median over rounds of (provider ÷ baseline in the same round).
 const ratios: Record<string, Partial<Record<Kind, { bare: number; raw: number; range: [number, number] }>>> = {}
 try {
@@ -255,6 +257,7 @@ try {
         }
     }
   }
+  restReport = await restScenarios(process.env.BENCH_ONLY)
 } finally {
   for (const { child } of servers.values()) {
     child.kill('SIGINT')
@@ -286,4 +289,166 @@ for (const s of scenarios) {
     )
   }
 }
+for (const line of restReport) console.log(line)
 agent.destroy()
+
+// ---- REST binding legs (issue 8 §5) ------------------------------------------------------------------------------
+// (1) a signed GET /v1/transactions/{ref} against the bare SDK server's no-op call and the raw HMAC floor answering a
+// signed GET; (2) durable REST refunds (POST /v1/refunds, key in Idempotency-Key and in the signature) against the
+// same provider's MCP sr_refund path. Same rounds, rotating order, ratio per round; median and range reported.
+
+function sendRest(url: URL, method: string, body: string, key?: string): Promise<Reply> {
+  const signed = signHeaders(SECRET, {
+    method,
+    host: url.host,
+    path: url.pathname,
+    body: Buffer.from(body),
+    key: key ?? '',
+  })
+  const headers: Record<string, string | number> = { ...signed }
+  if (key !== undefined) headers['idempotency-key'] = key
+  if (body !== '') {
+    headers['content-type'] = 'application/json'
+    headers['content-length'] = Buffer.byteLength(body)
+  }
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method, agent, headers }, (res) => {
+      let data = ''
+      res.setEncoding('utf8')
+      res.on('data', (c: string) => {
+        data += c
+      })
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: data }))
+    })
+    req.on('error', reject)
+    req.end(body)
+  })
+}
+
+async function restRead(base: URL) {
+  const r = await sendRest(new URL('/v1/transactions/ch_1001', base), 'GET', '')
+  if (r.status !== 200 || !r.body.startsWith('{"transaction_ref":"ch_1001"'))
+    throw new Error(`REST read: HTTP ${r.status} ${r.body.slice(0, 200)}`)
+}
+
+async function restRefund(base: URL) {
+  const n = ++seq
+  const body = JSON.stringify({
+    transaction_ref: `ch_9${100 + (n % 256)}`,
+    amount: { amount_minor: 1, currency: 'USD' },
+    reason: 'goodwill',
+    dry_run: false,
+  })
+  const r = await sendRest(new URL('/v1/refunds', base), 'POST', body, `bench-rest-${process.pid}-${n}`)
+  if (r.status !== 200 || !r.body.includes('"status":"succeeded"'))
+    throw new Error(`REST refund: HTTP ${r.status} ${r.body.slice(0, 200)}`)
+}
+
+type RestLeg = { label: string; kind: Kind; fn: (u: URL) => Promise<void> }
+
+// Server CPU seconds (user + system) from /proc, in clock ticks of 10 ms: unlike throughput it barely moves when
+// other processes compete for the cores, so CPU per call is the steadier figure on a shared machine.
+function serverCpuSeconds(kind: Kind): number | undefined {
+  const pid = servers.get(kind)?.child.pid
+  if (pid === undefined) return undefined
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(fields[11]) + Number(fields[12])) / 100
+  } catch {
+    return undefined
+  }
+}
+
+type RestCpu = Map<string, { seconds: number; calls: number }>
+
+async function restRounds(restCpu: RestCpu, legs: readonly RestLeg[]): Promise<Map<string, Result[]>> {
+  const rounds = new Map<string, Result[]>()
+  for (let round = 0; round < ROUNDS; round++) {
+    const order = legs.map((_, i) => legs[(i + round) % legs.length] as RestLeg)
+    for (const leg of order) {
+      const u = new URL(servers.get(leg.kind)?.url as string)
+      const before = serverCpuSeconds(leg.kind)
+      const result = await run(() => leg.fn(u))
+      const after = serverCpuSeconds(leg.kind)
+      rounds.set(leg.label, [...(rounds.get(leg.label) ?? []), result])
+      if (before !== undefined && after !== undefined) {
+        // The warm-up calls are counted too: they ran between the two readings.
+        const cpu = restCpu.get(leg.label) ?? { seconds: 0, calls: 0 }
+        restCpu.set(leg.label, { seconds: cpu.seconds + after - before, calls: cpu.calls + result.count + WARMUP })
+      }
+    }
+  }
+  return rounds
+}
+
+/** Server CPU µs per call of a leg, and a baseline's CPU per call divided by it (how many times cheaper). */
+function restCpuFigure(restCpu: RestCpu, mine: string, bases: readonly string[]): string {
+  const per = (label: string) => {
+    const c = restCpu.get(label)
+    return c === undefined || c.calls === 0 ? undefined : (c.seconds / c.calls) * 1e6
+  }
+  const m = per(mine)
+  if (m === undefined) return ''
+  const parts = bases.map((b) => {
+    const v = per(b)
+    return v === undefined ? '' : ` ${b} ${v.toFixed(0)} µs (${(v / m).toFixed(2)}× mine)`
+  })
+  return `  server CPU per call: ${mine} ${m.toFixed(0)} µs;${parts.join(';')}`
+}
+
+function restRatio(rounds: Map<string, Result[]>, mine: string, base: string): string {
+  const rs = (rounds.get(mine) ?? []).map((r, i) => r.perSecond / ((rounds.get(base) ?? [])[i]?.perSecond ?? NaN))
+  return `${median(rs).toFixed(2)} [${Math.min(...rs).toFixed(2)}–${Math.max(...rs).toFixed(2)}]`
+}
+
+function restFigure(rounds: Map<string, Result[]>, label: string): string {
+  const rs = rounds.get(label) ?? []
+  const perSecond = median(rs.map((r) => r.perSecond))
+  return `${perSecond.toFixed(0).padStart(6)}/s p99 ${median(rs.map((r) => r.p99Ms))
+    .toFixed(1)
+    .padStart(6)} ms`
+}
+
+// Called from the main run above, before this part of the module has run: no module-level consts here.
+async function restScenarios(only: string | undefined): Promise<string[]> {
+  const want = (name: string) => only === undefined || name.includes(only)
+  const out: string[] = []
+  const cpu: RestCpu = new Map()
+  if (want('rest GET /v1/transactions/{ref}')) {
+    const reads = await restRounds(cpu, [
+      { label: 'raw', kind: 'raw', fn: (u) => rawGet(u) },
+      { label: 'bare', kind: 'bare', fn: (u) => modernCall('bare', u, 'read') },
+      { label: 'provider', kind: 'provider', fn: (u) => restRead(new URL(u.origin)) },
+    ])
+    out.push(
+      `rest GET /v1/transactions/{ref}: bare SDK no-op ${restFigure(reads, 'bare')} | raw HMAC GET ${restFigure(reads, 'raw')}`,
+      `  provider     ${restFigure(reads, 'provider')} | ×bare ${restRatio(reads, 'provider', 'bare')} ×raw ${restRatio(reads, 'provider', 'raw')}`,
+      restCpuFigure(cpu, 'provider', ['bare', 'raw']),
+    )
+  }
+  if (want('rest POST /v1/refunds')) {
+    const refunds = await restRounds(cpu, [
+      { label: 'mcp', kind: 'provider', fn: (u) => modernCall('provider', u, 'refund') },
+      { label: 'rest', kind: 'provider', fn: (u) => restRefund(new URL(u.origin)) },
+      { label: 'mcp-pc', kind: 'provider-pc', fn: (u) => modernCall('provider-pc', u, 'refund') },
+      { label: 'rest-pc', kind: 'provider-pc', fn: (u) => restRefund(new URL(u.origin)) },
+    ])
+    out.push(
+      `rest POST /v1/refunds (fresh keys, durable): provider power-loss MCP sr_refund ${restFigure(refunds, 'mcp')}`,
+      `  provider     REST ${restFigure(refunds, 'rest')} | ×MCP ${restRatio(refunds, 'rest', 'mcp')}`,
+      `  provider-pc  MCP ${restFigure(refunds, 'mcp-pc')} | REST ${restFigure(refunds, 'rest-pc')} | ×MCP ${restRatio(refunds, 'rest-pc', 'mcp-pc')}`,
+      restCpuFigure(cpu, 'rest', ['mcp']),
+      restCpuFigure(cpu, 'rest-pc', ['mcp-pc']),
+    )
+  }
+  if (out.length > 0)
+    out.unshift('REST binding (median round; ratios: median [min–max] over rounds of the per-round ratio)')
+  return out
+}
+
+// The raw floor answers any signed request 200; restRead's body check does not apply to it.
+async function rawGet(u: URL) {
+  const r = await sendRest(new URL('/v1/transactions/ch_1001', u.origin), 'GET', '')
+  if (r.status !== 200) throw new Error(`raw GET: HTTP ${r.status}`)
+}

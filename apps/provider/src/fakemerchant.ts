@@ -1,17 +1,18 @@
-// fakemerchant: the provider on the demo ledger, for trying the platform end to end on one machine.
-//   SIGNING_SECRET=srmps_<random> npx fakemerchant [--port 12112] [--host 127.0.0.1] [--db FILE]
-import { mkdtempSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+// fakemerchant: the provider on the demo ledger, for trying the platform end to end on one machine. It serves both
+// bindings on one port: MCP at /mcp and REST at /v1/… (the REST base URL is the bare origin).
+//   SIGNING_SECRET=srmps_<random> npx fakemerchant [--port 12112] [--host 127.0.0.1] [--db FILE | --database-url URL]
 import { parseArgs } from 'node:util'
+import { chooseStore, DEFAULT_DATABASE_SCHEMA, explainStoreFailure } from './fakemerchant-store.js'
 import { startProvider } from './provider.js'
-import type { SqliteDurability } from './store/sqlite-store.js'
 
 const USAGE = `usage: SIGNING_SECRET=srmps_<random> fakemerchant [--port 12112] [--host 127.0.0.1] [--db FILE]
   [--lease-ms 30000] [--settle-ms 10000] [--retention-days 30] [--public-host HOST] [--strip-prefix /PREFIX]
-  [--durability power-loss|process-crash]
+  [--durability power-loss|process-crash] [--database-url postgres://… [--database-schema ${DEFAULT_DATABASE_SCHEMA}]]
+  Serves MCP at http://HOST:PORT/mcp and REST at http://HOST:PORT/v1/… (REST base URL http://HOST:PORT).
   SIGNING_SECRET  the sandbox signing secret (srmps_…); two comma-separated secrets while rotating
-  --db FILE       SQLite file to keep data in across restarts; default: a fresh file in the OS temp dir (fresh data)`
+  --db FILE       SQLite file to keep data in across restarts; default: a fresh file in the OS temp dir (fresh data)
+  --database-url  run on PostgreSQL instead (also DATABASE_URL; --db wins over it); data persists in the schema
+  --database-schema  PostgreSQL schema for the keys and the demo ledger (created if absent); default ${DEFAULT_DATABASE_SCHEMA}`
 
 const HANG_HOOK = 'TOLLGATE_PROVIDER_TEST_HANG_AFTER_REFUND'
 
@@ -35,6 +36,8 @@ async function main(): Promise<number> {
         'public-host': { type: 'string' },
         'strip-prefix': { type: 'string' },
         durability: { type: 'string' },
+        'database-url': { type: 'string' },
+        'database-schema': { type: 'string' },
         help: { type: 'boolean' },
       },
       strict: true,
@@ -56,7 +59,19 @@ async function main(): Promise<number> {
     return 2
   }
   const str = (k: string) => values[k] as string | undefined
-  const db = str('db') ?? join(mkdtempSync(join(tmpdir(), 'fakemerchant-')), 'fakemerchant.sqlite')
+  const choice = chooseStore(
+    {
+      db: str('db'),
+      databaseUrl: str('database-url'),
+      databaseSchema: str('database-schema'),
+      durability: str('durability'),
+    },
+    process.env,
+  )
+  if (!choice.ok) {
+    process.stderr.write(`fakemerchant: ${choice.problem}\nsee fakemerchant --help\n`)
+    return 2
+  }
   const hangOn = process.env[HANG_HOOK]
   try {
     const leaseMs = int(str('lease-ms'), '--lease-ms')
@@ -66,11 +81,7 @@ async function main(): Promise<number> {
       secrets,
       host: str('host') ?? '127.0.0.1',
       port: int(str('port'), '--port') ?? 12112,
-      store: {
-        kind: 'sqlite',
-        file: db,
-        ...(str('durability') !== undefined && { durability: str('durability') as SqliteDurability }),
-      },
+      store: choice.store,
       ...(str('public-host') !== undefined && { publicHost: str('public-host') }),
       ...(str('strip-prefix') !== undefined && { stripPrefix: str('strip-prefix') }),
       ...(leaseMs !== undefined && { inProgressLeaseMs: leaseMs }),
@@ -91,7 +102,8 @@ async function main(): Promise<number> {
           }),
       },
     })
-    process.stdout.write(`fakemerchant: serving ${provider.url} (data: ${db})\n`)
+    process.stdout.write(`fakemerchant: serving ${provider.url} (data: ${choice.where})\n`)
+    process.stdout.write(`fakemerchant: REST at ${provider.restUrl} (base URL ${provider.baseUrl})\n`)
     const stop = () => {
       void provider.close().then(() => process.exit(0))
     }
@@ -99,7 +111,7 @@ async function main(): Promise<number> {
     process.once('SIGTERM', stop)
     return -1
   } catch (error) {
-    const message = error instanceof Error ? error.message : 'unknown error'
+    const message = explainStoreFailure(error, choice) ?? (error instanceof Error ? error.message : 'unknown error')
     process.stderr.write(`fakemerchant: ${message}\n`)
     return 1
   }

@@ -1,4 +1,4 @@
-// @tollgate/provider: a merchant-provider/v1 server over MCP (both eras) on the official SDK v2.
+// @tollgate/provider: a merchant-provider/v1 server over MCP (both eras, official SDK v2) and REST, one rules engine.
 // Everything exported here is public API.
 
 export { DemoLedger, type DemoLedgerOptions } from './billing/demo-ledger.js'
@@ -8,9 +8,9 @@ export type {
   BillingRefusal,
   CancelCommand,
   CancelOutcome,
+  ContractObject,
   LookupOutcome,
   Money,
-  Obj,
   PaymentAttemptQuery,
   RefundCommand,
   RefundOutcome,
@@ -19,9 +19,18 @@ export { NoSecretError, PROVIDER_ERROR_CODES, ProviderError, type ProviderErrorC
 export { correlationOf, SERVER_INFO } from './mcp/create-server.js'
 export { listedTools, toolTable } from './mcp/tool-table.js'
 export { type ProviderOptions, type RunningProvider, type StoreOptions, startProvider } from './provider.js'
+export { CORRELATION_HEADERS, IDEMPOTENCY_KEY_HEADER } from './rest/handler.js'
+export { REST_ROUTES, type RestMethod, type RestRoute } from './rest/routes.js'
 export type { ToolAnswer } from './rules/answers.js'
 export { type CancelArgs, ProviderRules, type RefundArgs, type RulesOptions } from './rules/provider-rules.js'
 export { cancelRefusal, refundableMinor, refundRefusal } from './rules/refusals.js'
+export {
+  type DemoLedgerStore,
+  demoLedgerStore,
+  type LedgerApplyResult,
+  type LedgerDoc,
+  type LedgerMutation,
+} from './store/ledger-store.js'
 export { openPostgresStore, type PostgresStoreOptions } from './store/postgres-store.js'
 export { MIN_RETENTION_DAYS, purgeExpired, startPurgeJob } from './store/purge.js'
 export {
@@ -33,7 +42,6 @@ export {
 export type {
   ClaimRequest,
   ClaimResult,
-  LedgerDoc,
   OperationKind,
   OperationRow,
   OperationStatus,

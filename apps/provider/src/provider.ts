@@ -1,5 +1,5 @@
-// startProvider: wires signing admission, the two MCP legs, the rules, the store and the billing port.
-import type { IncomingMessage, Server, ServerResponse } from 'node:http'
+// startProvider: wires signing admission, the MCP door and the REST routes, the rules, the store and the billing port.
+import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { toNodeHandler } from '@modelcontextprotocol/node'
 import { createMcpHandler } from '@modelcontextprotocol/server'
@@ -21,7 +21,9 @@ import { createAdmission } from './http/authorize.js'
 import { createLegacyFastPath, createModernFastPath } from './http/modern-fast-path.js'
 import { createServer } from './mcp/create-server.js'
 import { listedTools } from './mcp/tool-table.js'
+import { createRestHandler } from './rest/handler.js'
 import { ProviderRules } from './rules/provider-rules.js'
+import { demoLedgerStore } from './store/ledger-store.js'
 import { PgSessionStore } from './store/pg-session-store.js'
 import { openPostgresStore } from './store/postgres-store.js'
 import { startPurgeJob } from './store/purge.js'
@@ -102,8 +104,12 @@ export interface ProviderOptions {
 }
 
 export interface RunningProvider {
-  /** http://host:port/path */
+  /** The MCP endpoint: http://host:port/path */
   url: string
+  /** The REST binding's base URL (what the platform is configured with): http://host:port */
+  baseUrl: string
+  /** Where the REST routes live: http://host:port/v1/ */
+  restUrl: string
   port: number
   store: Store
   billing: BillingPort
@@ -125,7 +131,7 @@ async function defaultLogger(): Promise<Logger> {
   return pino({ level: 'info', base: { service: 'tollgate-provider' } }, pino.destination(2))
 }
 
-/** Starts a merchant-provider/v1 MCP server. Throws TypeError/RangeError on bad options, before listening. */
+/** Starts a merchant-provider/v1 server: MCP at `path`, REST at /v1/… on the same port. Throws TypeError/RangeError on bad options, before listening. */
 export async function startProvider(options: ProviderOptions): Promise<RunningProvider> {
   const secrets = options.secrets.filter((s) => s !== '')
   if (secrets.length === 0) throw new NoSecretError()
@@ -153,7 +159,7 @@ export async function startProvider(options: ProviderOptions): Promise<RunningPr
   try {
     let billing = options.billing
     if (billing === undefined) {
-      const ledger = new DemoLedger(store, { now, ...options.demoLedger })
+      const ledger = new DemoLedger(demoLedgerStore(store), { now, ...options.demoLedger })
       await ledger.seed()
       billing = ledger
     }
@@ -229,12 +235,9 @@ export async function startProvider(options: ProviderOptions): Promise<RunningPr
         else if (event.kind !== 'fast-path') logger?.info(event, 'request refused')
       },
     })
-    // Paths other than the MCP path (e.g. REST routes on the same port) are dispatched here.
-    const otherPaths = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-      req.resume()
-      const body = providerEnvelope(404, 'not_found', 'no such endpoint')
-      res.writeHead(404, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body)
-    }
+    // The REST binding: every path other than the MCP endpoint (so an unsigned request to any path gets 401 first),
+    // reading bodies with the same reader (its unfinished-body cap counts both bindings).
+    const otherPaths = createRestHandler({ ctx: { rules, tools, logger, era: 'rest' }, bodies: bodyReader, admission })
     const server: Server = createLimitedServer(
       (req, res) => {
         endpoint.handle(req, res, otherPaths).catch((error: unknown) => {
@@ -256,12 +259,21 @@ export async function startProvider(options: ProviderOptions): Promise<RunningPr
     const address = server.address() as AddressInfo
     const hostForUrl = address.family === 'IPv6' ? `[${address.address}]` : address.address
     logger?.info(
-      { host: address.address, port: address.port, path, environment, tools: tools.map((t) => t.tool.name) },
+      {
+        host: address.address,
+        port: address.port,
+        path,
+        rest: '/v1/',
+        environment,
+        tools: tools.map((t) => t.tool.name),
+      },
       'provider listening',
     )
     let closing: Promise<void> | undefined
     return {
       url: `http://${hostForUrl}:${address.port}${path}`,
+      baseUrl: `http://${hostForUrl}:${address.port}`,
+      restUrl: `http://${hostForUrl}:${address.port}/v1/`,
       port: address.port,
       store,
       billing,

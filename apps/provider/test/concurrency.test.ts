@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import { DemoLedger, openSqliteStore, type RefundCommand } from '../src/index.js'
+import { DemoLedger, demoLedgerStore, openSqliteStore, type RefundCommand } from '../src/index.js'
 import { attempt, type CallResult, delegateBilling, type Era, newKey, startTestProvider } from './helpers.js'
 
 const ERAS: Era[] = ['modern', 'legacy', 'v1']
@@ -51,7 +51,7 @@ test('20 concurrent attempts with one key make exactly one refund (demo ledger, 
 test('while the first call is inside the billing system, the other 19 answer in_progress and do not run', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'tollgate-gate-'))
   const store = openSqliteStore(join(dir, 'ledger.sqlite'))
-  const ledger = new DemoLedger(store)
+  const ledger = new DemoLedger(demoLedgerStore(store))
   await ledger.seed()
   let calls = 0
   let release!: () => void

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import { type BillingPort, DemoLedger, openSqliteStore } from '../src/index.js'
+import { type BillingPort, DemoLedger, demoLedgerStore, openSqliteStore } from '../src/index.js'
 import { attempt, delegateBilling, newKey, startTestProvider } from './helpers.js'
 
 const refund = (ref: string, amountMinor: number, key?: string) => ({
@@ -23,7 +23,7 @@ const codeOf = (r: { structuredContent?: Record<string, unknown> }) =>
 test('a port without appliesGenericRefusals is not called for a refund the generic rules refuse', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'tollgate-precheck-'))
   const store = openSqliteStore(join(dir, 'ledger.sqlite'))
-  const ledger = new DemoLedger(store)
+  const ledger = new DemoLedger(demoLedgerStore(store))
   await ledger.seed()
   const called: string[] = []
   // delegateBilling copies methods only: this port does not claim appliesGenericRefusals.

@@ -5,7 +5,14 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, test } from 'node:test'
-import { DemoLedger, openSqliteStore, ProviderRules, type RefundCommand, type Store } from '../src/index.js'
+import {
+  DemoLedger,
+  demoLedgerStore,
+  openSqliteStore,
+  ProviderRules,
+  type RefundCommand,
+  type Store,
+} from '../src/index.js'
 import { delegateBilling, newKey } from './helpers.js'
 
 let dir: string
@@ -14,7 +21,7 @@ let ledger: DemoLedger
 beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'tollgate-recovery-'))
   store = openSqliteStore(join(dir, 's.sqlite'))
-  ledger = new DemoLedger(store)
+  ledger = new DemoLedger(demoLedgerStore(store))
   await ledger.seed()
 })
 afterEach(async () => {

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import { DemoLedger, openSqliteStore } from '../src/index.js'
+import { DemoLedger, demoLedgerStore, openSqliteStore } from '../src/index.js'
 
 test('two lookups settling the same pending refund agree, and the ledger keeps the first time', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'tollgate-settle-'))
@@ -13,7 +13,7 @@ test('two lookups settling the same pending refund agree, and the ledger keeps t
   try {
     let clock = Date.parse('2026-10-15T09:00:00Z')
     // Every reading of the clock is a second later, so each settlement attempt would stamp another time.
-    const ledger = new DemoLedger(store, { now: () => (clock += 1000), settleAfterMs: 60_000 })
+    const ledger = new DemoLedger(demoLedgerStore(store), { now: () => (clock += 1000), settleAfterMs: 60_000 })
     await ledger.seed()
     const pending = await ledger.refund('settle-key', {
       transaction_ref: 'ch_3001',

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import Database from 'better-sqlite3'
-import { openSqliteStore, type SqliteStore } from '../src/index.js'
+import { demoLedgerStore, openSqliteStore, type SqliteStore } from '../src/index.js'
 import { startTestProvider } from './helpers.js'
 
 let dir: string
@@ -79,14 +79,14 @@ test('writes batched into one commit stay independent: a failing one rolls back 
   const file = join(dir, 'batch.sqlite')
   const store = openSqliteStore(file)
   try {
-    await store.ledgerSeed([{ kind: 'transaction', ref: 'ch_1', doc: { n: 0 } }])
+    await demoLedgerStore(store).seed([{ kind: 'transaction', ref: 'ch_1', doc: { n: 0 } }])
     // Issued in the same turn: they share one transaction, each in its own savepoint.
     const results = await Promise.allSettled([
       claim(store, 'k-a'),
-      store.ledgerApply('k-bad', 'transaction', 'ch_1', () => {
+      demoLedgerStore(store).apply('k-bad', 'transaction', 'ch_1', () => {
         throw new Error('mutation failed')
       }),
-      store.ledgerApply('k-good', 'transaction', 'ch_1', (doc) => ({
+      demoLedgerStore(store).apply('k-good', 'transaction', 'ch_1', (doc) => ({
         doc: { n: Number(doc?.n) + 1 },
         outcome: 'done',
       })),
@@ -105,9 +105,9 @@ test('writes batched into one commit stay independent: a failing one rolls back 
   const reopened = openSqliteStore(file)
   try {
     assert.equal((await reopened.get('k-a'))?.status, 'running')
-    assert.equal(await reopened.ledgerLookup('k-bad'), undefined)
-    assert.equal(await reopened.ledgerLookup('k-good'), 'done')
-    assert.deepEqual(await reopened.ledgerGet('transaction', 'ch_1'), { n: 1 })
+    assert.equal(await demoLedgerStore(reopened).lookup('k-bad'), undefined)
+    assert.equal(await demoLedgerStore(reopened).lookup('k-good'), 'done')
+    assert.deepEqual(await demoLedgerStore(reopened).get('transaction', 'ch_1'), { n: 1 })
   } finally {
     await reopened.close()
   }

@@ -5,11 +5,12 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import pg from 'pg'
-import { openPostgresStore, openSqliteStore, purgeExpired, type Store } from '../src/index.js'
-import { attempt, newKey, PG_URL, postgresSkip, startTestProvider } from './helpers.js'
+import { demoLedgerStore, openPostgresStore, openSqliteStore, purgeExpired, type Store } from '../src/index.js'
+import { attempt, newKey, startTestProvider } from './helpers.js'
+import { PG_URL, probePostgres } from './postgres.js'
 
 const DAY = 86_400_000
-const pgSkip = await postgresSkip()
+const pgSkip = await probePostgres()
 
 interface Backend {
   name: string
@@ -183,73 +184,73 @@ for (const backend of [sqliteBackend(), postgresBackend()] as (Backend & { next:
     })
 
     test('ledger: a keyed mutation happens once and replays; mutations of one document serialize', async () => {
-      await store.ledgerSeed([{ kind: 'counter', ref: 'c1', doc: { n: 0 } }])
-      await store.ledgerSeed([{ kind: 'counter', ref: 'c1', doc: { n: 99 } }]) // seeding never overwrites
+      await demoLedgerStore(store).seed([{ kind: 'counter', ref: 'c1', doc: { n: 0 } }])
+      await demoLedgerStore(store).seed([{ kind: 'counter', ref: 'c1', doc: { n: 99 } }]) // seeding never overwrites
       const bump = (doc: Record<string, unknown> | undefined) => {
         const n = Number(doc?.n) + 1
         return { doc: { n }, outcome: { n } }
       }
-      const first = await store.ledgerApply('lk1', 'counter', 'c1', bump)
-      const again = await store.ledgerApply('lk1', 'counter', 'c1', bump)
+      const first = await demoLedgerStore(store).apply('lk1', 'counter', 'c1', bump)
+      const again = await demoLedgerStore(store).apply('lk1', 'counter', 'c1', bump)
       assert.deepEqual(first, { outcome: { n: 1 }, replayed: false })
       assert.deepEqual(again, { outcome: { n: 1 }, replayed: true })
       const replica = await backend.open()
       try {
         await Promise.all(
           Array.from({ length: 20 }, (_, i) =>
-            (i % 2 === 0 ? store : replica).ledgerApply(`lk-${i}`, 'counter', 'c1', bump),
+            demoLedgerStore(i % 2 === 0 ? store : replica).apply(`lk-${i}`, 'counter', 'c1', bump),
           ),
         )
       } finally {
         await replica.close()
       }
-      assert.deepEqual(await store.ledgerGet('counter', 'c1'), { n: 21 })
-      assert.deepEqual(await store.ledgerLookup('lk1'), { n: 1 })
-      assert.equal(await store.ledgerLookup('lk-none'), undefined)
-      const rewritten = await store.ledgerRewrite('lk1', 'counter', 'c1', (doc) => ({
+      assert.deepEqual(await demoLedgerStore(store).get('counter', 'c1'), { n: 21 })
+      assert.deepEqual(await demoLedgerStore(store).lookup('lk1'), { n: 1 })
+      assert.equal(await demoLedgerStore(store).lookup('lk-none'), undefined)
+      const rewritten = await demoLedgerStore(store).rewrite('lk1', 'counter', 'c1', (doc) => ({
         doc: { n: Number(doc?.n) * 10 },
         outcome: { n: 'final' },
       }))
       assert.deepEqual(rewritten, { n: 'final' })
-      assert.deepEqual(await store.ledgerLookup('lk1'), { n: 'final' })
-      assert.deepEqual(await store.ledgerList('counter'), [{ n: 210 }])
+      assert.deepEqual(await demoLedgerStore(store).lookup('lk1'), { n: 'final' })
+      assert.deepEqual(await demoLedgerStore(store).list('counter'), [{ n: 210 }])
     })
 
     test('ledger: rows put by a keyed mutation are written with it, once; a rewrite can replace one', async () => {
-      await store.ledgerSeed([{ kind: 'charge', ref: 'ch_p', doc: { total: 0 } }])
+      await demoLedgerStore(store).seed([{ kind: 'charge', ref: 'ch_p', doc: { total: 0 } }])
       const add = (amount: number, row: string) => (doc: Record<string, unknown> | undefined) => ({
         doc: { total: Number(doc?.total) + amount },
         put: [{ kind: 'row:ch_p', ref: row, doc: { amount, state: 'pending' } }],
         outcome: { row },
       })
-      await store.ledgerApply('pk1', 'charge', 'ch_p', add(5, 'r2'))
-      await store.ledgerApply('pk2', 'charge', 'ch_p', add(7, 'r1'))
+      await demoLedgerStore(store).apply('pk1', 'charge', 'ch_p', add(5, 'r2'))
+      await demoLedgerStore(store).apply('pk2', 'charge', 'ch_p', add(7, 'r1'))
       // A replay of pk1 puts nothing again.
-      assert.deepEqual(await store.ledgerApply('pk1', 'charge', 'ch_p', add(5, 'r3')), {
+      assert.deepEqual(await demoLedgerStore(store).apply('pk1', 'charge', 'ch_p', add(5, 'r3')), {
         outcome: { row: 'r2' },
         replayed: true,
       })
-      assert.deepEqual(await store.ledgerGet('charge', 'ch_p'), { total: 12 })
-      assert.deepEqual(await store.ledgerList('row:ch_p'), [
+      assert.deepEqual(await demoLedgerStore(store).get('charge', 'ch_p'), { total: 12 })
+      assert.deepEqual(await demoLedgerStore(store).list('row:ch_p'), [
         { amount: 7, state: 'pending' },
         { amount: 5, state: 'pending' },
       ])
       // A mutation that throws writes neither its document nor its rows.
       await assert.rejects(
-        store.ledgerApply('pk3', 'charge', 'ch_p', () => {
+        demoLedgerStore(store).apply('pk3', 'charge', 'ch_p', () => {
           throw new Error('refused by the mutation')
         }),
       )
-      assert.equal(await store.ledgerLookup('pk3'), undefined)
+      assert.equal(await demoLedgerStore(store).lookup('pk3'), undefined)
       let seen: unknown
-      await store.ledgerRewrite('pk1', 'row:ch_p', 'r2', (row, prior) => {
+      await demoLedgerStore(store).rewrite('pk1', 'row:ch_p', 'r2', (row, prior) => {
         seen = prior
         return { doc: { ...row, state: 'settled' }, outcome: { row: 'r2', settled: true } }
       })
       // The rewrite saw the key's recorded outcome.
       assert.deepEqual(seen, { row: 'r2' })
-      assert.deepEqual(await store.ledgerGet('row:ch_p', 'r2'), { amount: 5, state: 'settled' })
-      assert.deepEqual(await store.ledgerLookup('pk1'), { row: 'r2', settled: true })
+      assert.deepEqual(await demoLedgerStore(store).get('row:ch_p', 'r2'), { amount: 5, state: 'settled' })
+      assert.deepEqual(await demoLedgerStore(store).lookup('pk1'), { row: 'r2', settled: true })
     })
 
     test('retention: final keys older than the window are purged, never below 30 days', async () => {

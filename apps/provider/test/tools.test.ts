@@ -233,13 +233,13 @@ for (const era of ERAS) {
 
 test('capability tools are not listed when sr_describe does not declare the capability', async () => {
   const { DemoLedger } = await import('../src/index.js')
-  const { openSqliteStore } = await import('../src/index.js')
+  const { openSqliteStore, demoLedgerStore } = await import('../src/index.js')
   const { join } = await import('node:path')
   const { mkdtempSync, rmSync } = await import('node:fs')
   const { tmpdir } = await import('node:os')
   const dir = mkdtempSync(join(tmpdir(), 'tollgate-cap-'))
   const store = openSqliteStore(join(dir, 'ledger.sqlite'))
-  const ledger = new DemoLedger(store)
+  const ledger = new DemoLedger(demoLedgerStore(store))
   await ledger.seed()
   // A billing system without subscriptions or payment attempts.
   const billing = delegateBilling(ledger, {

@@ -1,16 +1,16 @@
-// The demo ledger: a BillingPort over fixture documents kept in the server's own database (same store as the keys).
-// Keyed mutations are atomic and idempotent on the key (Store.ledgerApply), as a real processor's API would be.
+// The demo ledger: a BillingPort over fixture documents kept in the server's own database (its DemoLedgerStore, on
+// the keys store's database). Keyed mutations are atomic and idempotent on the key (DemoLedgerStore.apply), as a real processor's API would be.
 import { randomUUID } from 'node:crypto'
 import { cancelRefusal, refundRefusal } from '../rules/refusals.js'
-import type { Store } from '../store/store.js'
+import type { DemoLedgerStore } from '../store/ledger-store.js'
 import { demoFixtures } from './fixtures.js'
 import type {
   BillingPort,
   BillingRefusal,
   CancelCommand,
   CancelOutcome,
+  ContractObject,
   LookupOutcome,
-  Obj,
   PaymentAttemptQuery,
   RefundCommand,
   RefundOutcome,
@@ -31,11 +31,11 @@ export interface DemoLedgerOptions {
 const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z')
 
 /** Strips the ledger's private '_' fields from a document. */
-function publicView(doc: Obj): Obj {
-  const out: Obj = {}
+function publicView(doc: ContractObject): ContractObject {
+  const out: ContractObject = {}
   for (const [k, v] of Object.entries(doc)) {
     if (k.startsWith('_')) continue
-    out[k] = k === 'refunds' && Array.isArray(v) ? v.map((r) => publicView(r as Obj)) : v
+    out[k] = k === 'refunds' && Array.isArray(v) ? v.map((r) => publicView(r as ContractObject)) : v
   }
   return out
 }
@@ -55,9 +55,9 @@ const refundKind = (transactionRef: string) => `refund:${transactionRef}`
 const REFUNDED = '_refunded_minor'
 
 /** The charge as the refund rules see it under the ledger's lock: its total refunded so far as one record. */
-function withRefundedTotal(doc: Obj): Obj {
+function withRefundedTotal(doc: ContractObject): ContractObject {
   const total = typeof doc[REFUNDED] === 'number' ? (doc[REFUNDED] as number) : 0
-  const inline = (doc.refunds as Obj[] | undefined) ?? []
+  const inline = (doc.refunds as ContractObject[] | undefined) ?? []
   return { ...doc, refunds: [...inline, { amount: { amount_minor: total }, reversed_at: null }] }
 }
 
@@ -65,12 +65,12 @@ export class DemoLedger implements BillingPort {
   // refund() and cancelSubscription() re-check every generic rule under the row lock (the check that counts when
   // concurrent keys race), in the dry run's order: the server's unlocked pre-check would only repeat it.
   readonly appliesGenericRefusals = true
-  readonly #store: Store
+  readonly #store: DemoLedgerStore
   readonly #now: () => number
   readonly #settleAfterMs: number
   readonly #afterRefund: DemoLedgerOptions['afterRefundCommitted']
 
-  constructor(store: Store, options: DemoLedgerOptions = {}) {
+  constructor(store: DemoLedgerStore, options: DemoLedgerOptions = {}) {
     this.#store = store
     this.#now = options.now ?? Date.now
     this.#settleAfterMs = options.settleAfterMs ?? 10_000
@@ -82,10 +82,10 @@ export class DemoLedger implements BillingPort {
 
   /** Inserts the fixtures that are not there yet (existing documents keep their state across restarts). */
   async seed(): Promise<void> {
-    await this.#store.ledgerSeed(demoFixtures(this.#now()))
+    await this.#store.seed(demoFixtures(this.#now()))
   }
 
-  async describe(): Promise<Obj> {
+  async describe(): Promise<ContractObject> {
     return {
       contract_version: '1.0',
       currencies: ['EUR', 'USD'],
@@ -101,9 +101,9 @@ export class DemoLedger implements BillingPort {
   }
 
   async findCustomers(query: Record<string, string>): Promise<{ customer_ref: string }[]> {
-    const customers = await this.#store.ledgerList('customer')
-    const transactions = await this.#store.ledgerList('transaction')
-    const matches = (c: Obj): boolean =>
+    const customers = await this.#store.list('customer')
+    const transactions = await this.#store.list('transaction')
+    const matches = (c: ContractObject): boolean =>
       Object.entries(query).every(([field, value]) => {
         const own = transactions.filter((t) => t.customer_ref === c.customer_ref)
         switch (field) {
@@ -127,56 +127,58 @@ export class DemoLedger implements BillingPort {
   }
 
   /** A charge document with its refund rows, as the contract's transaction object. */
-  async #transactionView(doc: Obj): Promise<Obj> {
+  async #transactionView(doc: ContractObject): Promise<ContractObject> {
     // Refund rows hold only contract fields: they go out as they are stored.
-    const rows = await this.#store.ledgerList(refundKind(String(doc.transaction_ref)))
+    const rows = await this.#store.list(refundKind(String(doc.transaction_ref)))
     const view = publicView(doc)
-    view.refunds = [...((view.refunds as Obj[] | undefined) ?? []), ...rows]
+    view.refunds = [...((view.refunds as ContractObject[] | undefined) ?? []), ...rows]
     return view
   }
 
-  async getCustomer(customerRef: string): Promise<Obj | undefined> {
-    const doc = await this.#store.ledgerGet('customer', customerRef)
+  async getCustomer(customerRef: string): Promise<ContractObject | undefined> {
+    const doc = await this.#store.get('customer', customerRef)
     if (doc === undefined) return undefined
-    const transactions = (await this.#store.ledgerList('transaction')).filter((t) => t.customer_ref === customerRef)
-    const prior: Obj[] = []
-    for (const t of transactions) prior.push(...((await this.#transactionView(t)).refunds as Obj[]))
+    const transactions = (await this.#store.list('transaction')).filter((t) => t.customer_ref === customerRef)
+    const prior: ContractObject[] = []
+    for (const t of transactions) prior.push(...((await this.#transactionView(t)).refunds as ContractObject[]))
     return { ...publicView(doc), prior_refunds: prior }
   }
 
-  async listTransactions(customerRef: string): Promise<{ transactions: Obj[]; subscriptions: Obj[] } | undefined> {
-    if ((await this.#store.ledgerGet('customer', customerRef)) === undefined) return undefined
-    const docs = (await this.#store.ledgerList('transaction')).filter((t) => t.customer_ref === customerRef)
-    const transactions: Obj[] = []
+  async listTransactions(
+    customerRef: string,
+  ): Promise<{ transactions: ContractObject[]; subscriptions: ContractObject[] } | undefined> {
+    if ((await this.#store.get('customer', customerRef)) === undefined) return undefined
+    const docs = (await this.#store.list('transaction')).filter((t) => t.customer_ref === customerRef)
+    const transactions: ContractObject[] = []
     for (const t of docs) transactions.push(await this.#transactionView(t))
-    const subscriptions = (await this.#store.ledgerList('subscription')).filter((s) => s.customer_ref === customerRef)
+    const subscriptions = (await this.#store.list('subscription')).filter((s) => s.customer_ref === customerRef)
     return { transactions, subscriptions: subscriptions.map(publicView) }
   }
 
-  async getTransaction(transactionRef: string): Promise<Obj | undefined> {
-    const doc = await this.#store.ledgerGet('transaction', transactionRef)
+  async getTransaction(transactionRef: string): Promise<ContractObject | undefined> {
+    const doc = await this.#store.get('transaction', transactionRef)
     return doc === undefined ? undefined : this.#transactionView(doc)
   }
 
-  async getSubscription(subscriptionRef: string): Promise<Obj | undefined> {
-    const doc = await this.#store.ledgerGet('subscription', subscriptionRef)
+  async getSubscription(subscriptionRef: string): Promise<ContractObject | undefined> {
+    const doc = await this.#store.get('subscription', subscriptionRef)
     return doc === undefined ? undefined : publicView(doc)
   }
 
   async listPaymentAttempts(
     query: PaymentAttemptQuery,
-  ): Promise<{ payment_attempts: Obj[]; next_cursor: string | null } | 'invalid_cursor'> {
+  ): Promise<{ payment_attempts: ContractObject[]; next_cursor: string | null } | 'invalid_cursor'> {
     const since = Date.parse(query.updated_since)
     const limit = query.limit ?? 100
     // Order by (updated_at, attempt_ref); the cursor is the last item's pair, so pages are stable under inserts.
-    const sortKey = (a: Obj) => `${String(a.updated_at)}|${String(a.attempt_ref)}`
+    const sortKey = (a: ContractObject) => `${String(a.updated_at)}|${String(a.attempt_ref)}`
     let after = ''
     if (query.cursor !== undefined) {
       const decoded = Buffer.from(query.cursor, 'base64url').toString('utf8')
       if (!decoded.startsWith('pa1|')) return 'invalid_cursor'
       after = decoded.slice(4)
     }
-    const all = (await this.#store.ledgerList('payment_attempt'))
+    const all = (await this.#store.list('payment_attempt'))
       .filter((a) => Date.parse(String(a.updated_at)) >= since && sortKey(a) > after)
       .sort((a, b) => (sortKey(a) < sortKey(b) ? -1 : 1))
     const page = all.slice(0, limit)
@@ -187,9 +189,9 @@ export class DemoLedger implements BillingPort {
   }
 
   async assessRefund(command: RefundCommand): Promise<BillingRefusal | undefined> {
-    const doc = await this.#store.ledgerGet('transaction', command.transaction_ref)
+    const doc = await this.#store.get('transaction', command.transaction_ref)
     if (doc === undefined) return undefined
-    const customer = await this.#store.ledgerGet('customer', String(doc.customer_ref))
+    const customer = await this.#store.get('customer', String(doc.customer_ref))
     if (customer !== undefined && customer.account_status !== 'active') {
       return {
         status: 'refused',
@@ -207,10 +209,10 @@ export class DemoLedger implements BillingPort {
 
   async refund(idempotencyKey: string, command: RefundCommand): Promise<RefundOutcome> {
     const customer = await this.#store
-      .ledgerGet('transaction', command.transaction_ref)
-      .then((t) => (t === undefined ? undefined : this.#store.ledgerGet('customer', String(t.customer_ref))))
+      .get('transaction', command.transaction_ref)
+      .then((t) => (t === undefined ? undefined : this.#store.get('customer', String(t.customer_ref))))
     const nowMs = this.#now()
-    const { outcome } = await this.#store.ledgerApply<StoredOutcome | { status: 'not_found' }>(
+    const { outcome } = await this.#store.apply<StoredOutcome | { status: 'not_found' }>(
       idempotencyKey,
       'transaction',
       command.transaction_ref,
@@ -261,7 +263,7 @@ export class DemoLedger implements BillingPort {
 
   async cancelSubscription(idempotencyKey: string, command: CancelCommand): Promise<CancelOutcome> {
     const nowMs = this.#now()
-    const { outcome } = await this.#store.ledgerApply<StoredOutcome | { status: 'not_found' }>(
+    const { outcome } = await this.#store.apply<StoredOutcome | { status: 'not_found' }>(
       idempotencyKey,
       'subscription',
       command.subscription_ref,
@@ -290,7 +292,7 @@ export class DemoLedger implements BillingPort {
   }
 
   async lookup(idempotencyKey: string): Promise<LookupOutcome | undefined> {
-    const found = await this.#store.ledgerLookup<StoredOutcome>(idempotencyKey)
+    const found = await this.#store.lookup<StoredOutcome>(idempotencyKey)
     if (found === undefined) return undefined
     if (found.status === 'pending' && found.operation === 'refund' && (found.settle_at ?? 0) <= this.#now()) {
       return this.#settle(idempotencyKey, found)
@@ -302,7 +304,7 @@ export class DemoLedger implements BillingPort {
   async settlePending(keys: readonly string[]): Promise<number> {
     let n = 0
     for (const key of keys) {
-      const found = await this.#store.ledgerLookup<StoredOutcome>(key)
+      const found = await this.#store.lookup<StoredOutcome>(key)
       if (found?.status === 'pending' && (found.settle_at ?? 0) <= this.#now()) {
         await this.#settle(key, found)
         n++
@@ -313,7 +315,7 @@ export class DemoLedger implements BillingPort {
 
   async #settle(key: string, pending: StoredOutcome): Promise<LookupOutcome> {
     const at = iso(this.#now())
-    const settled = await this.#store.ledgerRewrite<StoredOutcome>(
+    const settled = await this.#store.rewrite<StoredOutcome>(
       key,
       refundKind(String(pending.transaction_ref)),
       String(pending.row_ref),

@@ -1,6 +1,6 @@
 // The demo ledger's data: the seed's Go example (cus_1001, ch_1001, sub_1001) and more fixtures covering every rule.
 // Fields starting with '_' are the ledger's own (refund behaviour, holds) and never leave it.
-import type { LedgerDoc } from '../store/store.js'
+import type { LedgerDoc } from '../store/ledger-store.js'
 
 // Built at runtime: keeps address-shaped literals out of the source.
 const mail = (local: string) => `${local}\u0040example.com`

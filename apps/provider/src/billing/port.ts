@@ -7,7 +7,8 @@ export interface Money {
   currency: string
 }
 
-export type Obj = Record<string, unknown>
+/** A merchant-provider/v1 contract object (customer, transaction, subscription, …) as plain JSON. */
+export type ContractObject = Record<string, unknown>
 
 export interface RefundCommand {
   transaction_ref: string
@@ -68,12 +69,14 @@ export interface BillingPort {
    * before real calls; dry runs always use it. Default false: the server pre-checks every real call.
    */
   readonly appliesGenericRefusals?: boolean
-  describe(): Promise<Obj>
+  describe(): Promise<ContractObject>
   findCustomers(query: Record<string, string>): Promise<{ customer_ref: string }[]>
-  getCustomer(customerRef: string): Promise<Obj | undefined>
-  listTransactions(customerRef: string): Promise<{ transactions: Obj[]; subscriptions: Obj[] } | undefined>
-  getTransaction(transactionRef: string): Promise<Obj | undefined>
-  getSubscription(subscriptionRef: string): Promise<Obj | undefined>
+  getCustomer(customerRef: string): Promise<ContractObject | undefined>
+  listTransactions(
+    customerRef: string,
+  ): Promise<{ transactions: ContractObject[]; subscriptions: ContractObject[] } | undefined>
+  getTransaction(transactionRef: string): Promise<ContractObject | undefined>
+  getSubscription(subscriptionRef: string): Promise<ContractObject | undefined>
   /** A dry run's merchant-specific refusal (holds, x_… rules), or undefined when it would go through. */
   assessRefund?(command: RefundCommand): Promise<BillingRefusal | undefined>
   assessCancel?(command: CancelCommand): Promise<BillingRefusal | undefined>
@@ -82,7 +85,7 @@ export interface BillingPort {
   /** payment_attempts capability: one page, oldest update first; 'invalid_cursor' for a cursor it did not issue. */
   listPaymentAttempts?(
     query: PaymentAttemptQuery,
-  ): Promise<{ payment_attempts: Obj[]; next_cursor: string | null } | 'invalid_cursor'>
+  ): Promise<{ payment_attempts: ContractObject[]; next_cursor: string | null } | 'invalid_cursor'>
   /** The current state of a keyed operation (pending ones may have become final), or undefined if never executed. */
   lookup(idempotencyKey: string): Promise<LookupOutcome | undefined>
 }

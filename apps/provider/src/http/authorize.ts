@@ -27,8 +27,11 @@ export interface AdmissionOptions {
 export interface ProviderAdmission {
   /** Bearer token and edge headers; runs before the body is read. */
   admitHeaders(req: IncomingMessage): Admission
-  /** The signature over the raw bytes. */
-  admitBody(request: AdmissionRequest): Admission
+  /**
+   * The signature over the raw bytes. `key` is the signature's key field: empty over MCP (the door never passes
+   * one); over REST the Idempotency-Key header's value, or empty when there is none.
+   */
+  admitBody(request: AdmissionRequest & { key?: string }): Admission
 }
 
 // Hash both sides first so the comparison is constant-time whatever the lengths.
@@ -71,11 +74,11 @@ export function createAdmission(options: AdmissionOptions): ProviderAdmission {
       for (const [name, value] of edge) if (!sameSecret(single(req.headers, name), value)) ok = false
       return ok ? admitted : rejected('credentials')
     },
-    admitBody({ method, headers, rawPath, body }) {
+    admitBody({ method, headers, rawPath, body, key }) {
       const host = options.publicHost ?? single(headers, 'host') ?? ''
       const verdict = options.verifier.verify(
         { timestamp: single(headers, TIMESTAMP_HEADER), signature: single(headers, SIGNATURE_HEADER) },
-        { method, host, path: prefix + rawPath, body, key: '' },
+        { method, host, path: prefix + rawPath, body, key: key ?? '' },
       )
       return verdict.ok ? admitted : rejected(verdict.reason)
     },

@@ -25,7 +25,8 @@ export interface ServerContext {
   rules: ProviderRules
   tools: readonly ToolEntry[]
   logger: Logger | undefined
-  era: 'legacy' | 'modern'
+  /** Logged with each call: the MCP era, or 'rest' for the REST binding. */
+  era: 'legacy' | 'modern' | 'rest'
 }
 
 /** A result from an answer: structuredContent plus its text copy; isError carries the error envelope. */
@@ -38,13 +39,26 @@ export function toolResult(answer: ToolAnswer) {
   }
 }
 
-/** Runs one tool call: the handler, its log line, and a server fault mapped to internal_error (retryable). */
+/** Runs one tool call as an MCP result (structuredContent, text copy, isError). */
 export async function runTool(
   ctx: ServerContext,
   entry: ToolEntry,
   args: Record<string, unknown>,
   meta: Record<string, unknown> | undefined,
 ) {
+  return toolResult(await answerTool(ctx, entry, args, meta))
+}
+
+/**
+ * Runs one tool call for either binding: the contract's input check, the handler, its log line, and a server fault
+ * mapped to internal_error (retryable). `meta` holds the correlation ids (MCP `_meta`, or REST headers mapped to it).
+ */
+export async function answerTool(
+  ctx: ServerContext,
+  entry: ToolEntry,
+  args: Record<string, unknown>,
+  meta: Record<string, unknown> | undefined,
+): Promise<ToolAnswer> {
   const started = performance.now()
   let answer: ToolAnswer
   const input = entry.validateInput(args)
@@ -81,7 +95,7 @@ export async function runTool(
     },
     'tool call',
   )
-  return toolResult(answer)
+  return answer
 }
 
 export function createServer(ctx: ServerContext): McpServer {

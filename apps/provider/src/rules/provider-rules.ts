@@ -5,9 +5,9 @@ import type {
   BillingPort,
   BillingRefusal,
   CancelCommand,
+  ContractObject,
   LookupOutcome,
   Money,
-  Obj,
   RefundCommand,
 } from '../billing/port.js'
 import type { OperationKind, OperationRow, Outcome, RefundRecord, Store } from '../store/store.js'
@@ -282,7 +282,7 @@ function keyRule(key: string | undefined, dryRun: boolean): ToolAnswer | undefin
 
 function answerOf(o: {
   status: string
-  result: Obj | null
+  result: ContractObject | null
   refusal: { code: string; message: string } | null
 }): ToolAnswer {
   if (o.status === 'failed' && o.refusal !== null) return fail(o.refusal.code, o.refusal.message)
@@ -343,8 +343,8 @@ function cancelResult(key: string, c: CancelCommand, o: LookupOutcome): { outcom
 const money = (m: Money): Money => ({ amount_minor: m.amount_minor, currency: m.currency })
 
 /** The operation object sr_get_operation answers for a known key. */
-function operationView(row: OperationRow): Obj {
-  const view: Obj = {
+function operationView(row: OperationRow): ContractObject {
+  const view: ContractObject = {
     idempotency_key: row.key,
     // The contract has no in_progress operation status: a call still running is pending (not final yet).
     status: row.status === 'running' ? 'pending' : row.status,

@@ -1,14 +1,14 @@
 // The contract's generic refusal rules, from contract objects alone. The server applies them to dry runs and
 // real calls; the demo ledger re-applies them under its row lock so concurrent keys cannot over-refund.
-import type { BillingRefusal, CancelCommand, Obj, RefundCommand } from '../billing/port.js'
+import type { BillingRefusal, CancelCommand, ContractObject, RefundCommand } from '../billing/port.js'
 
 const refused = (code: string, message: string): BillingRefusal => ({ status: 'refused', code, message })
 
 /** Minor units still refundable on a charge: amount minus refunds not reversed (pending ones included). */
-export function refundableMinor(transaction: Obj): number {
+export function refundableMinor(transaction: ContractObject): number {
   const amount = (transaction.amount as { amount_minor: number }).amount_minor
   let left = amount
-  for (const r of (transaction.refunds as Obj[] | undefined) ?? []) {
+  for (const r of (transaction.refunds as ContractObject[] | undefined) ?? []) {
     if (r.reversed_at === null) left -= (r.amount as { amount_minor: number }).amount_minor
   }
   return left
@@ -16,8 +16,8 @@ export function refundableMinor(transaction: Obj): number {
 
 /** The refusal a refund of this charge gets, or undefined. customer may be absent (unknown account state). */
 export function refundRefusal(
-  transaction: Obj,
-  customer: Obj | undefined,
+  transaction: ContractObject,
+  customer: ContractObject | undefined,
   command: RefundCommand,
 ): BillingRefusal | undefined {
   const money = transaction.amount as { amount_minor: number; currency: string }
@@ -38,7 +38,7 @@ export function refundRefusal(
 }
 
 /** The refusal a cancellation of this subscription gets, or undefined. */
-export function cancelRefusal(subscription: Obj, command: CancelCommand): BillingRefusal | undefined {
+export function cancelRefusal(subscription: ContractObject, command: CancelCommand): BillingRefusal | undefined {
   const phase = subscription.phase
   if (
     phase === 'canceled' ||

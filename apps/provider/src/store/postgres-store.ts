@@ -1,34 +1,35 @@
 // Replicated store: PostgreSQL. The per-key claim is a row (INSERT … ON CONFLICT DO NOTHING) with a lease, so two
-// replicas sharing the database never both run one key; ledger mutations lock their row (SELECT … FOR UPDATE).
-import pg from 'pg'
+// replicas sharing the database never both run one key. Every write of a refund's path is one statement (data-
+// modifying CTEs instead of BEGIN … COMMIT): one round trip and one commit each, and no pooled connection held
+// across round trips.
+import type pg from 'pg'
 import { StoreError } from '../errors.js'
-import type {
-  ClaimRequest,
-  ClaimResult,
-  LedgerApplyResult,
-  LedgerDoc,
-  LedgerMutation,
-  OperationRow,
-  RefundRecord,
-  Store,
-} from './store.js'
+import { attachLedgerStore } from './ledger-store.js'
+import {
+  connectPostgres,
+  jsonbToText,
+  type PostgresConnection,
+  type PostgresStoreOptions,
+  runSchemaDdl,
+} from './postgres-connection.js'
+import { openPostgresLedgerStore } from './postgres-ledger-store.js'
+import type { ClaimRequest, ClaimResult, OperationRow, Outcome, RefundRecord, Store } from './store.js'
 
-const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/
-
-function schemaSql(s: string): string {
+// result and refusal are TEXT, not JSONB: JSONB reorders an object's keys, and a replay must answer the bytes the
+// first call answered. Tables made by earlier versions (JSONB) are converted in place.
+function keysSchemaSql(s: string): string {
   return `
 CREATE SCHEMA IF NOT EXISTS ${s};
 CREATE TABLE IF NOT EXISTS ${s}.operations (
   key TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, operation TEXT NOT NULL, target_ref TEXT NOT NULL,
-  status TEXT NOT NULL, result JSONB, refusal JSONB, owner TEXT NOT NULL, lease_until BIGINT NOT NULL,
+  status TEXT NOT NULL, result TEXT, refusal TEXT, owner TEXT NOT NULL, lease_until BIGINT NOT NULL,
   created_at BIGINT NOT NULL, updated_at BIGINT NOT NULL);
 CREATE INDEX IF NOT EXISTS operations_updated ON ${s}.operations(updated_at);
 CREATE TABLE IF NOT EXISTS ${s}.refunds (
   refund_ref TEXT PRIMARY KEY, key TEXT NOT NULL UNIQUE, transaction_ref TEXT NOT NULL,
   amount_minor BIGINT NOT NULL, currency TEXT NOT NULL, status TEXT NOT NULL, created_at BIGINT NOT NULL);
 CREATE INDEX IF NOT EXISTS refunds_tx ON ${s}.refunds(transaction_ref);
-CREATE TABLE IF NOT EXISTS ${s}.ledger_docs (kind TEXT NOT NULL, ref TEXT NOT NULL, doc JSONB NOT NULL, PRIMARY KEY (kind, ref));
-CREATE TABLE IF NOT EXISTS ${s}.ledger_keys (key TEXT PRIMARY KEY, kind TEXT NOT NULL, ref TEXT NOT NULL, outcome JSONB NOT NULL);
+${jsonbToText(s, 'operations', ['result', 'refusal'])}
 `
 }
 
@@ -38,8 +39,8 @@ interface Row {
   operation: string
   target_ref: string
   status: string
-  result: Record<string, unknown> | null
-  refusal: OperationRow['refusal']
+  result: string | null
+  refusal: string | null
   owner: string
   lease_until: string
   created_at: string
@@ -53,8 +54,8 @@ function toOperation(row: Row): OperationRow {
     operation: row.operation as OperationRow['operation'],
     targetRef: row.target_ref,
     status: row.status as OperationRow['status'],
-    result: row.result,
-    refusal: row.refusal,
+    result: row.result === null ? null : (JSON.parse(row.result) as Record<string, unknown>),
+    refusal: row.refusal === null ? null : (JSON.parse(row.refusal) as OperationRow['refusal']),
     owner: row.owner,
     leaseUntilMs: Number(row.lease_until),
     createdAtMs: Number(row.created_at),
@@ -62,234 +63,119 @@ function toOperation(row: Row): OperationRow {
   }
 }
 
-export interface PostgresStoreOptions {
-  connectionString: string
-  /** Schema holding the tables (created if absent); default 'tollgate_provider'. [a-z_][a-z0-9_]*. */
-  schema?: string
-  /** Pool size; default 10. */
-  maxConnections?: number
+function toRefundRecord(r: Record<string, unknown>): RefundRecord {
+  return {
+    refundRef: String(r.refund_ref),
+    transactionRef: String(r.transaction_ref),
+    amountMinor: Number(r.amount_minor),
+    currency: String(r.currency),
+    status: r.status as RefundRecord['status'],
+  }
 }
 
-/** Opens a PostgreSQL store, creating its schema and tables if needed. */
-export async function openPostgresStore(options: PostgresStoreOptions): Promise<Store> {
-  const s = options.schema ?? 'tollgate_provider'
-  if (!SCHEMA_NAME.test(s)) throw new RangeError('schema must match [a-z_][a-z0-9_]{0,62}')
-  const pool = new pg.Pool({ connectionString: options.connectionString, max: options.maxConnections ?? 10 })
-  // An idle client error (server restart) must not crash the process; the next query reports it.
-  pool.on('error', () => {})
-  const guard = async <T>(fn: () => Promise<T>): Promise<T> => {
-    try {
-      return await fn()
-    } catch (cause) {
-      throw cause instanceof StoreError ? cause : new StoreError('PostgreSQL store operation failed', { cause })
-    }
-  }
-  // A ledger mutation's document writes: the changed document, then any documents it adds or replaces.
-  const writeDocs = async (
-    c: pg.PoolClient,
-    kind: string,
-    ref: string,
-    change: Pick<ReturnType<LedgerMutation<unknown>>, 'doc' | 'put'>,
-  ) => {
-    if (change.doc !== undefined) {
-      await c.query(`UPDATE ${s}.ledger_docs SET doc = $1 WHERE kind = $2 AND ref = $3`, [
-        JSON.stringify(change.doc),
-        kind,
-        ref,
-      ])
-    }
-    for (const d of change.put ?? []) {
-      await c.query(
-        `INSERT INTO ${s}.ledger_docs (kind, ref, doc) VALUES ($1, $2, $3) ON CONFLICT (kind, ref) DO UPDATE SET doc = excluded.doc`,
-        [d.kind, d.ref, JSON.stringify(d.doc)],
-      )
-    }
-  }
+export type { PostgresStoreOptions } from './postgres-connection.js'
 
-  const tx = <T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> =>
-    guard(async () => {
-      const c = await pool.connect()
-      try {
-        await c.query('BEGIN')
-        const out = await fn(c)
-        await c.query('COMMIT')
-        return out
-      } catch (e) {
-        await c.query('ROLLBACK').catch(() => {})
-        throw e
-      } finally {
-        c.release()
-      }
-    })
-  await guard(async () => {
-    // Concurrent first starts race on CREATE … IF NOT EXISTS; serialize them with an advisory lock.
-    await tx(async (c) => {
-      await c.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`tollgate_provider_schema:${s}`])
-      await c.query(schemaSql(s))
-    })
-  })
+const json = (v: unknown) => (v === null ? null : JSON.stringify(v))
+
+/** Opens a PostgreSQL store, creating its schema and tables if needed. RangeError for bad options. */
+export async function openPostgresStore(options: PostgresStoreOptions): Promise<Store> {
+  const connection = connectPostgres(options)
+  try {
+    await connection.guard(() => ensureKeysSchema(connection))
+  } catch (error) {
+    await connection.pool.end().catch(() => {})
+    throw new StoreError('cannot open the PostgreSQL store', { cause: (error as StoreError).cause ?? error })
+  }
+  const store = keysStore(connection)
+  attachLedgerStore(store, () => openPostgresLedgerStore(connection))
+  return store
+}
+
+const ensureKeysSchema = (c: PostgresConnection) => runSchemaDdl(c, 'tollgate_provider_schema', keysSchemaSql(c.schema))
+
+// Named statements: each pooled connection parses one once and then only binds it.
+function keyStatements(s: string) {
+  return {
+    insert: `INSERT INTO ${s}.operations (key, fingerprint, operation, target_ref, status, owner, lease_until, created_at, updated_at)
+      VALUES ($1, $2, $3, $4, 'running', $5, $6, $7, $7) ON CONFLICT (key) DO NOTHING`,
+    takeover: `UPDATE ${s}.operations SET owner = $1, lease_until = $2, updated_at = $3
+      WHERE key = $4 AND fingerprint = $5 AND status = 'running' AND lease_until <= $3`,
+    get: `SELECT * FROM ${s}.operations WHERE key = $1`,
+    // The outcome and its refund record in one statement: both commit, or (refund insert failing) neither.
+    finish: `WITH done AS (
+        UPDATE ${s}.operations SET status = $1, result = $2, refusal = $3, updated_at = $4, lease_until = 0
+        WHERE key = $5 AND owner = $6 AND status = 'running' RETURNING key),
+      recorded AS (
+        INSERT INTO ${s}.refunds (refund_ref, key, transaction_ref, amount_minor, currency, status, created_at)
+        SELECT $7::text, done.key, $8::text, $9::bigint, $10::text, $11::text, $4 FROM done WHERE $7::text IS NOT NULL
+        RETURNING 1)
+      SELECT (SELECT count(*) FROM done)::int AS n`,
+    abandon: `UPDATE ${s}.operations SET lease_until = 0 WHERE key = $1 AND owner = $2 AND status = 'running'`,
+    release: `DELETE FROM ${s}.operations WHERE key = $1 AND owner = $2 AND status = 'running'`,
+    settle: `WITH done AS (
+        UPDATE ${s}.operations SET status = $1, result = $2, refusal = $3, updated_at = $4
+        WHERE key = $5 AND status = 'pending' RETURNING key),
+      settled AS (
+        UPDATE ${s}.refunds SET status = 'succeeded' WHERE $1::text = 'succeeded' AND key IN (SELECT key FROM done)
+        RETURNING 1),
+      dropped AS (
+        DELETE FROM ${s}.refunds WHERE $1::text <> 'succeeded' AND key IN (SELECT key FROM done) RETURNING 1)
+      SELECT (SELECT count(*) FROM done)::int AS n`,
+    refundsFor: `SELECT * FROM ${s}.refunds WHERE transaction_ref = $1 ORDER BY created_at, refund_ref`,
+    purge: `WITH gone AS (
+        DELETE FROM ${s}.operations WHERE status IN ('succeeded','failed') AND updated_at < $1 RETURNING key),
+      refunds AS (DELETE FROM ${s}.refunds WHERE key IN (SELECT key FROM gone) RETURNING 1)
+      SELECT (SELECT count(*) FROM gone)::int AS n`,
+  }
+}
+
+function keysStore(connection: PostgresConnection): Store {
+  const { pool, guard } = connection
+  const sql = keyStatements(connection.schema)
+  const run = <R extends pg.QueryResultRow = Record<string, unknown>>(
+    name: keyof typeof sql,
+    values: unknown[],
+  ): Promise<pg.QueryResult<R>> => pool.query<R>({ name: `tollgate_${name}`, text: sql[name], values })
+  const count = async (name: keyof typeof sql, values: unknown[]) =>
+    ((await run<{ n: number }>(name, values)).rows[0]?.n ?? 0) as number
 
   const claim = (r: ClaimRequest): Promise<ClaimResult> =>
     guard(async () => {
-      const ins = await pool.query(
-        `INSERT INTO ${s}.operations (key, fingerprint, operation, target_ref, status, owner, lease_until, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, 'running', $5, $6, $7, $7) ON CONFLICT (key) DO NOTHING`,
-        [r.key, r.fingerprint, r.operation, r.targetRef, r.owner, r.nowMs + r.leaseMs, r.nowMs],
-      )
+      const at = r.nowMs
+      const ins = await run('insert', [r.key, r.fingerprint, r.operation, r.targetRef, r.owner, at + r.leaseMs, at])
       if (ins.rowCount === 1) return { kind: 'claimed', recovering: false }
-      const taken = await pool.query(
-        `UPDATE ${s}.operations SET owner = $1, lease_until = $2, updated_at = $3
-         WHERE key = $4 AND fingerprint = $5 AND status = 'running' AND lease_until <= $3`,
-        [r.owner, r.nowMs + r.leaseMs, r.nowMs, r.key, r.fingerprint],
-      )
+      const taken = await run('takeover', [r.owner, at + r.leaseMs, at, r.key, r.fingerprint])
       if (taken.rowCount === 1) return { kind: 'claimed', recovering: true }
-      const got = await pool.query<Row>(`SELECT * FROM ${s}.operations WHERE key = $1`, [r.key])
-      const row = got.rows[0]
+      const row = (await run<Row>('get', [r.key])).rows[0]
       // Released between our INSERT and SELECT: try again from the top.
       if (row === undefined) return claim(r)
       return { kind: 'exists', row: toOperation(row) }
     })
 
-  const json = (v: unknown) => (v === null ? null : JSON.stringify(v))
+  const outcomeValues = (o: Outcome, nowMs: number) => [o.status, json(o.result), json(o.refusal), nowMs]
 
   return {
     kind: 'postgres',
     claim,
     finish: (key, owner, o, refund, nowMs) =>
-      tx(async (c) => {
-        const done = await c.query(
-          `UPDATE ${s}.operations SET status = $1, result = $2, refusal = $3, updated_at = $4, lease_until = 0
-           WHERE key = $5 AND owner = $6 AND status = 'running'`,
-          [o.status, json(o.result), json(o.refusal), nowMs, key, owner],
-        )
-        if (done.rowCount !== 1) return false
-        if (refund !== undefined) {
-          await c.query(
-            `INSERT INTO ${s}.refunds (refund_ref, key, transaction_ref, amount_minor, currency, status, created_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-            [refund.refundRef, key, refund.transactionRef, refund.amountMinor, refund.currency, refund.status, nowMs],
-          )
-        }
-        return true
-      }),
-    abandon: (key, owner) =>
       guard(async () => {
-        await pool.query(
-          `UPDATE ${s}.operations SET lease_until = 0 WHERE key = $1 AND owner = $2 AND status = 'running'`,
-          [key, owner],
-        )
+        const r = refund
+        const values = [...outcomeValues(o, nowMs), key, owner]
+        values.push(r?.refundRef ?? null, r?.transactionRef ?? null, r?.amountMinor ?? null, r?.currency ?? null)
+        values.push(r?.status ?? null)
+        return (await count('finish', values)) === 1
       }),
-    release: (key, owner) =>
-      guard(async () => {
-        await pool.query(`DELETE FROM ${s}.operations WHERE key = $1 AND owner = $2 AND status = 'running'`, [
-          key,
-          owner,
-        ])
-      }),
-    settle: (key, o, nowMs) =>
-      tx(async (c) => {
-        const done = await c.query(
-          `UPDATE ${s}.operations SET status = $1, result = $2, refusal = $3, updated_at = $4 WHERE key = $5 AND status = 'pending'`,
-          [o.status, json(o.result), json(o.refusal), nowMs, key],
-        )
-        if (done.rowCount !== 1) return false
-        if (o.status === 'succeeded')
-          await c.query(`UPDATE ${s}.refunds SET status = 'succeeded' WHERE key = $1`, [key])
-        else await c.query(`DELETE FROM ${s}.refunds WHERE key = $1`, [key])
-        return true
-      }),
+    abandon: (key, owner) => guard(async () => void (await run('abandon', [key, owner]))),
+    release: (key, owner) => guard(async () => void (await run('release', [key, owner]))),
+    settle: (key, o, nowMs) => guard(async () => (await count('settle', [...outcomeValues(o, nowMs), key])) === 1),
     get: (key) =>
       guard(async () => {
-        const got = await pool.query<Row>(`SELECT * FROM ${s}.operations WHERE key = $1`, [key])
-        const row = got.rows[0]
+        const row = (await run<Row>('get', [key])).rows[0]
         return row === undefined ? undefined : toOperation(row)
       }),
     refundsFor: (transactionRef) =>
-      guard(async () => {
-        const got = await pool.query(
-          `SELECT * FROM ${s}.refunds WHERE transaction_ref = $1 ORDER BY created_at, refund_ref`,
-          [transactionRef],
-        )
-        return got.rows.map((r: Record<string, unknown>) => ({
-          refundRef: String(r.refund_ref),
-          transactionRef: String(r.transaction_ref),
-          amountMinor: Number(r.amount_minor),
-          currency: String(r.currency),
-          status: r.status as RefundRecord['status'],
-        }))
-      }),
-    purge: (cutoffMs) =>
-      tx(async (c) => {
-        await c.query(
-          `DELETE FROM ${s}.refunds WHERE key IN (SELECT key FROM ${s}.operations WHERE status IN ('succeeded','failed') AND updated_at < $1)`,
-          [cutoffMs],
-        )
-        const done = await c.query(
-          `DELETE FROM ${s}.operations WHERE status IN ('succeeded','failed') AND updated_at < $1`,
-          [cutoffMs],
-        )
-        return done.rowCount ?? 0
-      }),
-    ledgerSeed: (docs: readonly LedgerDoc[]) =>
-      tx(async (c) => {
-        for (const d of docs) {
-          await c.query(`INSERT INTO ${s}.ledger_docs (kind, ref, doc) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, [
-            d.kind,
-            d.ref,
-            JSON.stringify(d.doc),
-          ])
-        }
-      }),
-    ledgerGet: (kind, ref) =>
-      guard(async () => {
-        const got = await pool.query(`SELECT doc FROM ${s}.ledger_docs WHERE kind = $1 AND ref = $2`, [kind, ref])
-        return got.rows[0]?.doc as Record<string, unknown> | undefined
-      }),
-    ledgerList: (kind) =>
-      guard(async () => {
-        const got = await pool.query(`SELECT doc FROM ${s}.ledger_docs WHERE kind = $1 ORDER BY ref`, [kind])
-        return got.rows.map((r: { doc: Record<string, unknown> }) => r.doc)
-      }),
-    ledgerApply: <R>(key: string, kind: string, ref: string, mutate: LedgerMutation<R>) =>
-      tx(async (c): Promise<LedgerApplyResult<R>> => {
-        // Lock the document first: every keyed mutation of one document is serialized, so the key check below
-        // cannot race another transaction with the same key.
-        const got = await c.query(`SELECT doc FROM ${s}.ledger_docs WHERE kind = $1 AND ref = $2 FOR UPDATE`, [
-          kind,
-          ref,
-        ])
-        const prior = await c.query(`SELECT outcome FROM ${s}.ledger_keys WHERE key = $1`, [key])
-        if (prior.rows[0] !== undefined) return { outcome: prior.rows[0].outcome as R, replayed: true }
-        const change = mutate(got.rows[0]?.doc as Record<string, unknown> | undefined)
-        await writeDocs(c, kind, ref, change)
-        if (change.record !== false) {
-          await c.query(`INSERT INTO ${s}.ledger_keys (key, kind, ref, outcome) VALUES ($1, $2, $3, $4)`, [
-            key,
-            kind,
-            ref,
-            JSON.stringify(change.outcome),
-          ])
-        }
-        return { outcome: change.outcome, replayed: false }
-      }),
-    ledgerLookup: <R>(key: string) =>
-      guard(async () => {
-        const got = await pool.query(`SELECT outcome FROM ${s}.ledger_keys WHERE key = $1`, [key])
-        return got.rows[0]?.outcome as R | undefined
-      }),
-    ledgerRewrite: <R>(key: string, kind: string, ref: string, mutate: LedgerMutation<R>) =>
-      tx(async (c): Promise<R | undefined> => {
-        const got = await c.query(`SELECT doc FROM ${s}.ledger_docs WHERE kind = $1 AND ref = $2 FOR UPDATE`, [
-          kind,
-          ref,
-        ])
-        const prior = await c.query(`SELECT outcome FROM ${s}.ledger_keys WHERE key = $1 FOR UPDATE`, [key])
-        if (got.rows[0] === undefined || prior.rows[0] === undefined) return undefined
-        const change = mutate(got.rows[0].doc as Record<string, unknown>, prior.rows[0].outcome as R)
-        await writeDocs(c, kind, ref, change)
-        await c.query(`UPDATE ${s}.ledger_keys SET outcome = $1 WHERE key = $2`, [JSON.stringify(change.outcome), key])
-        return change.outcome
-      }),
+      guard(async () => (await run('refundsFor', [transactionRef])).rows.map(toRefundRecord)),
+    purge: (cutoffMs) => guard(() => count('purge', [cutoffMs])),
     close: () => guard(() => pool.end()),
   }
 }

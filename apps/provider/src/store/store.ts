@@ -1,4 +1,6 @@
-// The persistence contract shared by the SQLite and PostgreSQL stores (one test suite runs against both).
+// The persistence contract shared by the SQLite and PostgreSQL stores (one test suite runs against both): a
+// merchant's store holds idempotency keys, their outcomes and the server's refund records, nothing else. The demo
+// ledger's documents live in a store of their own (ledger-store.ts).
 
 /** A keyed operation's lifecycle: claimed (running) → final (succeeded | failed) or pending → final. */
 export type OperationStatus = 'running' | 'pending' | 'succeeded' | 'failed'
@@ -57,32 +59,6 @@ export interface RefundRecord {
   status: 'pending' | 'succeeded'
 }
 
-/** A ledger document (demo billing data), kept in the same database as the keys. */
-export interface LedgerDoc {
-  kind: string
-  ref: string
-  doc: Record<string, unknown>
-}
-
-/** Result of a keyed ledger mutation: the first outcome for that key is stored and replayed. */
-export interface LedgerApplyResult<R> {
-  outcome: R
-  replayed: boolean
-}
-
-/** prior: the key's recorded outcome (ledgerRewrite only), read under the same lock as doc. */
-export type LedgerMutation<R> = (
-  doc: Record<string, unknown> | undefined,
-  prior?: R,
-) => {
-  doc?: Record<string, unknown>
-  outcome: R
-  /** false: the outcome is not recorded under the key (e.g. not found) and the call may be repeated. */
-  record?: boolean
-  /** More documents to write (insert or replace) in the same transaction, e.g. one row per refund. */
-  put?: readonly LedgerDoc[]
-}
-
 export interface Store {
   readonly kind: 'sqlite' | 'postgres'
   /** Claims a key (INSERT … ON CONFLICT): at most one live owner per key across every process sharing the database. */
@@ -107,14 +83,5 @@ export interface Store {
   /** Deletes final operations (and their refund records) last updated before cutoffMs; returns how many. */
   purge(cutoffMs: number): Promise<number>
 
-  ledgerSeed(docs: readonly LedgerDoc[]): Promise<void>
-  ledgerGet(kind: string, ref: string): Promise<Record<string, unknown> | undefined>
-  ledgerList(kind: string): Promise<Record<string, unknown>[]>
-  /** Atomically (row lock): if key has a recorded outcome replay it, else mutate the doc and record the outcome. */
-  ledgerApply<R>(key: string, kind: string, ref: string, mutate: LedgerMutation<R>): Promise<LedgerApplyResult<R>>
-  /** The recorded outcome of a keyed ledger mutation, if any. */
-  ledgerLookup<R>(key: string): Promise<R | undefined>
-  /** Replaces a key's recorded outcome and the doc in one transaction (pending settlement). */
-  ledgerRewrite<R>(key: string, kind: string, ref: string, mutate: LedgerMutation<R>): Promise<R | undefined>
   close(): Promise<void>
 }

@@ -1,0 +1,209 @@
+// The REST binding of merchant-provider/v1: the same tool table, rules, store and billing port as /mcp; only the
+// shape of requests and answers differs. Order of handling (rest-binding.md §1): 413 → 401 (before any routing, so
+// an unsigned caller learns nothing) → 404/405 → strict body and schema (400) → the rules.
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { contractValidator, errorHttpStatus, isWireErrorCode } from '@tollgate/contract'
+import { BODY_REFUSAL_MESSAGES, type BodyReader } from '@tollgate/mcp-endpoint'
+import { CREDENTIALS_REJECTED_BODY } from '@tollgate/signing'
+import { parsePlain, StrictJsonError } from '@tollgate/strict-json'
+import type { ProviderAdmission } from '../http/authorize.js'
+import { answerTool, type ServerContext } from '../mcp/create-server.js'
+import type { ToolAnswer } from '../rules/answers.js'
+import { createRestRouter } from './routes.js'
+
+export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key'
+
+/** REST correlation headers → the `_meta` keys the MCP binding logs (rest-binding.md §5; not signed). */
+export const CORRELATION_HEADERS: Readonly<Record<string, string>> = {
+  'x-supportroute-request-id': 'dev.supportroute/request_id',
+  'x-supportroute-correlation-id': 'dev.supportroute/correlation_id',
+  'x-supportroute-channel': 'dev.supportroute/channel',
+  'x-supportroute-external-ticket': 'dev.supportroute/external_ticket',
+}
+
+// Our choice (rest-binding.md §2): 1–255 printable ASCII characters.
+const KEY_SHAPE = /^[\x20-\x7e]{1,255}$/
+
+export interface RestHandlerOptions {
+  ctx: ServerContext
+  /** The server's one body reader (byte cap, deadline, unfinished-body cap), shared with the MCP endpoint. */
+  bodies: BodyReader
+  /** Bearer token and edge headers (before the body is read), then the signature with the key field. */
+  admission: ProviderAdmission
+}
+
+const JSON_TYPE = 'application/json'
+
+function send(res: ServerResponse, status: number, body: string, extra: Record<string, string> = {}) {
+  res.writeHead(status, { 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(body), ...extra }).end(body)
+}
+
+const envelope = (code: string, message: string) => JSON.stringify({ error: { code, message, retryable: false } })
+
+function isJsonContentType(value: string | undefined): boolean {
+  if (value === undefined) return false
+  const type = value.split(';', 1)[0]?.trim().toLowerCase()
+  return type === JSON_TYPE
+}
+
+function correlationMeta(headers: IncomingMessage['headers']): Record<string, unknown> {
+  const meta: Record<string, unknown> = {}
+  for (const [header, key] of Object.entries(CORRELATION_HEADERS)) {
+    const v = headers[header]
+    if (typeof v === 'string') meta[key] = v
+  }
+  return meta
+}
+
+export function createRestHandler(options: RestHandlerOptions) {
+  const { ctx, bodies, admission } = options
+  const maxBodyBytes = bodies.maxBodyBytes
+  const { logger } = ctx
+  const route = createRestRouter(ctx.tools)
+  const outputChecks = new Map(ctx.tools.map((t) => [t.tool.name, contractValidator(t.tool.outputRef)]))
+
+  const refuse = (res: ServerResponse, method: string, status: number, message: string, extra = {}) => {
+    logger?.info({ binding: 'rest', http_method: method, status }, 'request refused')
+    send(res, status, envelope('invalid_request', message), extra)
+  }
+
+  return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const url = req.url ?? '/'
+    const q = url.indexOf('?')
+    const rawPath = q === -1 ? url : url.slice(0, q)
+    const method = req.method ?? 'GET'
+
+    const rejected = (reason: string, unread: boolean) => {
+      // reason is for metrics only; the caller gets the same fixed body whatever failed.
+      logger?.warn({ binding: 'rest', http_method: method, reason }, 'request rejected: credentials')
+      send(res, 401, CREDENTIALS_REJECTED_BODY, unread && !req.readableEnded ? { connection: 'close' } : {})
+    }
+    // Token and edge headers need no body: checked first, as at the MCP door (an unread body closes the connection).
+    const byHeaders = admission.admitHeaders(req)
+    if (!byHeaders.ok) {
+      rejected(byHeaders.reason, true)
+      return
+    }
+    // 413 (and 408/503 from the reader's other limits) before the signature: a body that is not read cannot be verified.
+    const read = await bodies.read(req)
+    if (!read.ok) {
+      // As at the MCP door: 503 is unavailable; 408 (too slow) is worth retrying; 413 and 400 (cut off) are not.
+      const code = read.status === 503 ? 'unavailable' : 'invalid_request'
+      const retryable = read.status === 503 || read.status === 408
+      logger?.info({ binding: 'rest', http_method: method, status: read.status }, 'request refused')
+      send(
+        res,
+        read.status,
+        JSON.stringify({ error: { code, message: BODY_REFUSAL_MESSAGES[read.code], retryable } }),
+        { connection: 'close' },
+      )
+      return
+    }
+    const raw = read.body
+
+    const keyHeader = req.headers['idempotency-key']
+    const signed = admission.admitBody({
+      method,
+      rawPath,
+      headers: req.headers,
+      body: raw,
+      key: typeof keyHeader === 'string' ? keyHeader : '',
+    })
+    if (!signed.ok) {
+      rejected(signed.reason, false)
+      return
+    }
+
+    const match = route(method, rawPath)
+    if (match.kind === 'not_found') {
+      logger?.info({ binding: 'rest', http_method: method, status: 404 }, 'request refused')
+      send(res, 404, JSON.stringify({ error: { code: 'not_found', message: 'no such route', retryable: false } }))
+      return
+    }
+    if (match.kind === 'method_not_allowed') {
+      refuse(res, method, 405, `this route answers ${match.allow.join(', ')} only`, { allow: match.allow.join(', ') })
+      return
+    }
+    if (match.kind === 'bad_path') {
+      refuse(res, method, 400, 'the path is not validly percent-encoded')
+      return
+    }
+    const { route: r, entry, params } = match
+
+    let body: unknown
+    if (r.method === 'GET') {
+      if (raw.length > 0) {
+        refuse(res, method, 400, 'a GET request has no body')
+        return
+      }
+    } else {
+      if (!isJsonContentType(req.headers['content-type'])) {
+        refuse(res, method, 400, 'the body must be sent as Content-Type: application/json')
+        return
+      }
+      try {
+        // integersOnly: every number in the request documents is an integer, so 2000.0 is refused, not rounded.
+        body = parsePlain(raw, { maxBytes: maxBodyBytes, maxDepth: 64, integersOnly: true })
+      } catch (error) {
+        // The strict reader's messages are fixed per code (plus a byte offset): they never quote the input.
+        const why = error instanceof StrictJsonError ? error.message : 'it could not be read'
+        refuse(res, method, 400, `the body is not strict JSON: ${why}`)
+        return
+      }
+      if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+        refuse(res, method, 400, 'the body must be a JSON object')
+        return
+      }
+    }
+
+    let key: string | undefined
+    if (r.keyed) {
+      const distinct = req.headersDistinct['idempotency-key']
+      const dryRun = (body as { dry_run?: unknown }).dry_run === true
+      if (distinct !== undefined && distinct.length > 1) {
+        refuse(res, method, 400, 'send one Idempotency-Key header')
+        return
+      }
+      key = typeof keyHeader === 'string' ? keyHeader : undefined
+      if (dryRun && key !== undefined) {
+        refuse(res, method, 400, 'a dry run carries no Idempotency-Key header')
+        return
+      }
+      if (!dryRun && key === undefined) {
+        refuse(res, method, 400, 'a real call needs an Idempotency-Key header')
+        return
+      }
+      if (key !== undefined && !KEY_SHAPE.test(key)) {
+        refuse(res, method, 400, 'the Idempotency-Key header must be 1-255 printable ASCII characters')
+        return
+      }
+    }
+
+    const answer = await answerTool(ctx, entry, r.args({ params, body, key }), correlationMeta(req.headers))
+    const [status, text, fault] = restAnswer(answer, outputChecks.get(entry.tool.name))
+    if (fault !== undefined) logger?.error({ binding: 'rest', tool: entry.tool.name, fault }, 'answer withheld')
+    send(res, status, text)
+  }
+}
+
+const INTERNAL_ERROR = JSON.stringify({
+  error: { code: 'internal_error', message: 'the provider built an invalid answer', retryable: true },
+})
+
+/**
+ * Status and bytes of an answer: 200 with the object, or the envelope at the status of its code (seed's table). An
+ * answer the contract does not allow (an object failing the tool's output schema — the MCP binding checks it too —
+ * or an error code outside the contract) is withheld: 500 internal_error, and the fault is named for the log.
+ */
+function restAnswer(
+  answer: ToolAnswer,
+  checkOutput: ((value: unknown) => { valid: boolean }) | undefined,
+): [number, string, ('invalid_output' | 'unknown_error_code')?] {
+  if (answer.ok) {
+    if (checkOutput !== undefined && !checkOutput(answer.body).valid) return [500, INTERNAL_ERROR, 'invalid_output']
+    return [200, JSON.stringify(answer.body)]
+  }
+  const code = answer.body.error.code
+  if (!isWireErrorCode(code)) return [500, INTERNAL_ERROR, 'unknown_error_code']
+  return [errorHttpStatus(code), JSON.stringify(answer.body)]
+}

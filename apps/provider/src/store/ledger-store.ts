@@ -1,0 +1,70 @@
+// The demo ledger's own store: billing documents and the outcomes of keyed ledger mutations. It exists for the demo
+// ledger (fakemerchant) only; a merchant's Store (store.ts) never carries it. It shares the keys store's database
+// (same SQLite connection and group commit, same PostgreSQL pool), in tables of its own created on first use.
+import type { Store } from './store.js'
+
+/** A ledger document (demo billing data). */
+export interface LedgerDoc {
+  kind: string
+  ref: string
+  doc: Record<string, unknown>
+}
+
+/** Result of a keyed ledger mutation: the first outcome for that key is stored and replayed. */
+export interface LedgerApplyResult<R> {
+  outcome: R
+  replayed: boolean
+}
+
+/** prior: the key's recorded outcome (rewrite only), read under the same lock as doc. */
+export type LedgerMutation<R> = (
+  doc: Record<string, unknown> | undefined,
+  prior?: R,
+) => {
+  doc?: Record<string, unknown>
+  outcome: R
+  /** false: the outcome is not recorded under the key (e.g. not found) and the call may be repeated. */
+  record?: boolean
+  /** More documents to write (insert or replace) in the same transaction, e.g. one row per refund. */
+  put?: readonly LedgerDoc[]
+}
+
+export interface DemoLedgerStore {
+  readonly kind: 'sqlite' | 'postgres'
+  /** Inserts documents that are not there yet (existing ones keep their state). */
+  seed(docs: readonly LedgerDoc[]): Promise<void>
+  get(kind: string, ref: string): Promise<Record<string, unknown> | undefined>
+  /** Every document of a kind, ordered by ref. */
+  list(kind: string): Promise<Record<string, unknown>[]>
+  /**
+   * Atomically: if key has a recorded outcome replay it, else mutate the doc and record the outcome. mutate may run
+   * more than once (PostgreSQL retries it when another writer changed the document meanwhile): keep it pure.
+   */
+  apply<R>(key: string, kind: string, ref: string, mutate: LedgerMutation<R>): Promise<LedgerApplyResult<R>>
+  /** The recorded outcome of a keyed mutation, if any. */
+  lookup<R>(key: string): Promise<R | undefined>
+  /** Replaces a key's recorded outcome and the doc in one transaction (pending settlement). */
+  rewrite<R>(key: string, kind: string, ref: string, mutate: LedgerMutation<R>): Promise<R | undefined>
+}
+
+const factories = new WeakMap<Store, () => DemoLedgerStore>()
+const opened = new WeakMap<Store, DemoLedgerStore>()
+
+/** Internal: a store implementation tells how to build the ledger store on its database. */
+export function attachLedgerStore(store: Store, factory: () => DemoLedgerStore): void {
+  factories.set(store, factory)
+}
+
+/**
+ * The demo ledger's store on the same database as `store` (one per store; closed with it). TypeError for a store
+ * this package did not open (a custom Store has no ledger tables).
+ */
+export function demoLedgerStore(store: Store): DemoLedgerStore {
+  const existing = opened.get(store)
+  if (existing !== undefined) return existing
+  const factory = factories.get(store)
+  if (factory === undefined) throw new TypeError('store must come from openSqliteStore or openPostgresStore')
+  const ledger = factory()
+  opened.set(store, ledger)
+  return ledger
+}

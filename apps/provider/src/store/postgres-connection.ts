@@ -1,0 +1,86 @@
+// The PostgreSQL pool shared by the keys store and the demo ledger's store: options, error wrapping, transactions
+// and schema DDL.
+import pg from 'pg'
+import { StoreError } from '../errors.js'
+
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/
+
+export interface PostgresStoreOptions {
+  connectionString: string
+  /** Schema holding the tables (created if absent); default 'tollgate_provider'. [a-z_][a-z0-9_]*. */
+  schema?: string
+  /** Pool size; default 10. */
+  maxConnections?: number
+  /** How long to wait for a connection to the server; default 10 000 ms. */
+  connectTimeoutMs?: number
+}
+
+/** What a store's statements need: the pool, its schema, and error wrapping. */
+export interface PostgresConnection {
+  pool: pg.Pool
+  schema: string
+  /** Runs fn; any failure becomes a StoreError (the cause kept for logs, never in the message). */
+  guard<T>(fn: () => Promise<T>): Promise<T>
+  /** BEGIN … COMMIT on one pooled client (ROLLBACK on failure). */
+  transaction<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T>
+}
+
+/** A pool for options (nothing connects yet). RangeError for bad options. */
+export function connectPostgres(options: PostgresStoreOptions): PostgresConnection {
+  const schema = options.schema ?? 'tollgate_provider'
+  if (!SCHEMA_NAME.test(schema)) throw new RangeError('schema must match [a-z_][a-z0-9_]{0,62}')
+  const max = options.maxConnections ?? 10
+  if (!Number.isInteger(max) || max < 1) throw new RangeError('maxConnections must be a whole number ≥ 1')
+  const connectTimeoutMs = options.connectTimeoutMs ?? 10_000
+  if (!Number.isInteger(connectTimeoutMs) || connectTimeoutMs < 1)
+    throw new RangeError('connectTimeoutMs must be a whole number ≥ 1')
+  const pool = new pg.Pool({
+    connectionString: options.connectionString,
+    max,
+    connectionTimeoutMillis: connectTimeoutMs,
+  })
+  // An idle client error (server restart) must not crash the process; the next query reports it.
+  pool.on('error', () => {})
+  const guard = async <T>(fn: () => Promise<T>): Promise<T> => {
+    try {
+      return await fn()
+    } catch (cause) {
+      throw cause instanceof StoreError ? cause : new StoreError('PostgreSQL store operation failed', { cause })
+    }
+  }
+  const transaction = <T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> =>
+    guard(async () => {
+      const c = await pool.connect()
+      try {
+        await c.query('BEGIN')
+        const out = await fn(c)
+        await c.query('COMMIT')
+        return out
+      } catch (e) {
+        await c.query('ROLLBACK').catch(() => {})
+        throw e
+      } finally {
+        c.release()
+      }
+    })
+  return { pool, schema, guard, transaction }
+}
+
+/** Runs DDL under an advisory lock: concurrent first starts race on CREATE … IF NOT EXISTS otherwise. */
+export function runSchemaDdl(c: PostgresConnection, lockName: string, ddl: string): Promise<void> {
+  return c.transaction(async (client) => {
+    await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`${lockName}:${c.schema}`])
+    await client.query(ddl)
+  })
+}
+
+/** A DO block converting columns still typed JSONB (tables from earlier versions) to TEXT. */
+export function jsonbToText(s: string, table: string, columns: readonly string[]): string {
+  const alters = columns.map((c) => `ALTER COLUMN ${c} TYPE TEXT USING ${c}::text`).join(', ')
+  return `DO $$ BEGIN
+  IF EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = '${s}' AND table_name = '${table}'
+             AND column_name = '${columns[0]}' AND data_type = 'jsonb') THEN
+    ALTER TABLE ${s}.${table} ${alters};
+  END IF;
+END $$;`
+}

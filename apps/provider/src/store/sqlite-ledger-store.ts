@@ -1,0 +1,89 @@
+// The demo ledger's store on SQLite: its own tables on the keys store's connection, writes in its group commit.
+import type Database from 'better-sqlite3'
+import type { DemoLedgerStore, LedgerApplyResult, LedgerDoc, LedgerMutation } from './ledger-store.js'
+import type { SqliteConnection } from './sqlite-connection.js'
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS ledger_docs (kind TEXT NOT NULL, ref TEXT NOT NULL, doc TEXT NOT NULL, PRIMARY KEY (kind, ref));
+CREATE TABLE IF NOT EXISTS ledger_keys (key TEXT PRIMARY KEY, kind TEXT NOT NULL, ref TEXT NOT NULL, outcome TEXT NOT NULL);
+`
+
+type Doc = Record<string, unknown>
+
+function prepareLedgerStatements(db: Database.Database) {
+  return {
+    seed: db.prepare('INSERT INTO ledger_docs (kind, ref, doc) VALUES (?, ?, ?) ON CONFLICT DO NOTHING'),
+    get: db.prepare('SELECT doc FROM ledger_docs WHERE kind = ? AND ref = ?'),
+    list: db.prepare('SELECT doc FROM ledger_docs WHERE kind = ? ORDER BY ref'),
+    put: db.prepare('UPDATE ledger_docs SET doc = ? WHERE kind = ? AND ref = ?'),
+    upsert: db.prepare(
+      'INSERT INTO ledger_docs (kind, ref, doc) VALUES (?, ?, ?) ON CONFLICT (kind, ref) DO UPDATE SET doc = excluded.doc',
+    ),
+    keyGet: db.prepare('SELECT outcome FROM ledger_keys WHERE key = ?'),
+    keyPut: db.prepare('INSERT INTO ledger_keys (key, kind, ref, outcome) VALUES (?, ?, ?, ?)'),
+    keySet: db.prepare('UPDATE ledger_keys SET outcome = ? WHERE key = ?'),
+  }
+}
+
+type LedgerStatements = ReturnType<typeof prepareLedgerStatements>
+
+function ledgerTransactions(db: Database.Database, q: LedgerStatements) {
+  const readDoc = (kind: string, ref: string) => {
+    const row = q.get.get(kind, ref) as { doc: string } | undefined
+    return row === undefined ? undefined : (JSON.parse(row.doc) as Doc)
+  }
+  const readOutcome = (key: string) => {
+    const row = q.keyGet.get(key) as { outcome: string } | undefined
+    return row === undefined ? undefined : (JSON.parse(row.outcome) as unknown)
+  }
+  // A mutation's document writes: the changed document, then any documents it adds or replaces.
+  const writeDocs = (kind: string, ref: string, change: ReturnType<LedgerMutation<unknown>>) => {
+    if (change.doc !== undefined) q.put.run(JSON.stringify(change.doc), kind, ref)
+    for (const d of change.put ?? []) q.upsert.run(d.kind, d.ref, JSON.stringify(d.doc))
+  }
+  return {
+    q,
+    readDoc,
+    readOutcome,
+    seed: db.transaction((docs: readonly LedgerDoc[]) => {
+      for (const d of docs) q.seed.run(d.kind, d.ref, JSON.stringify(d.doc))
+    }),
+    // Runs inside the group commit's IMMEDIATE transaction: the write lock is held before the key is read.
+    apply: db.transaction(
+      (key: string, kind: string, ref: string, mutate: LedgerMutation<unknown>): LedgerApplyResult<unknown> => {
+        const prior = readOutcome(key)
+        if (prior !== undefined) return { outcome: prior, replayed: true }
+        const change = mutate(readDoc(kind, ref))
+        writeDocs(kind, ref, change)
+        if (change.record !== false) q.keyPut.run(key, kind, ref, JSON.stringify(change.outcome))
+        return { outcome: change.outcome, replayed: false }
+      },
+    ),
+    rewrite: db.transaction((key: string, kind: string, ref: string, mutate: LedgerMutation<unknown>): unknown => {
+      const doc = readDoc(kind, ref)
+      const prior = readOutcome(key)
+      if (doc === undefined || prior === undefined) return undefined
+      const change = mutate(doc, prior)
+      writeDocs(kind, ref, change)
+      q.keySet.run(JSON.stringify(change.outcome), key)
+      return change.outcome
+    }),
+  }
+}
+
+/** The ledger store on an open connection (creates its tables). */
+export function openSqliteLedgerStore(c: SqliteConnection): DemoLedgerStore {
+  c.db.exec(SCHEMA)
+  const tx = ledgerTransactions(c.db, prepareLedgerStatements(c.db))
+  return {
+    kind: 'sqlite',
+    seed: (docs) => c.write(() => tx.seed(docs)),
+    get: (kind, ref) => c.read(() => tx.readDoc(kind, ref)),
+    list: (kind) => c.read(() => (tx.q.list.all(kind) as { doc: string }[]).map((r) => JSON.parse(r.doc) as Doc)),
+    apply: <R>(key: string, kind: string, ref: string, mutate: LedgerMutation<R>) =>
+      c.write(() => tx.apply(key, kind, ref, mutate as LedgerMutation<unknown>) as LedgerApplyResult<R>),
+    lookup: <R>(key: string) => c.read(() => tx.readOutcome(key) as R | undefined),
+    rewrite: <R>(key: string, kind: string, ref: string, mutate: LedgerMutation<R>) =>
+      c.write(() => tx.rewrite(key, kind, ref, mutate as LedgerMutation<unknown>) as R | undefined),
+  }
+}

@@ -1,0 +1,143 @@
+// fakemerchant on PostgreSQL through the real binary: --database-url (or DATABASE_URL) and --database-schema run the
+// demo there, across restarts; a bad value is a usage error naming the flag (exit 2); an unreachable database is a
+// one-line error naming the flag, and the URL's password never shows.
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { after, describe, test } from 'node:test'
+import { fileURLToPath } from 'node:url'
+import { attempt, newKey, SECRET } from './helpers.js'
+import { dropSchemas, PG_URL, probePostgres, uniqueSchema } from './postgres.js'
+
+const APP = fileURLToPath(new URL('..', import.meta.url))
+
+interface Started {
+  url: string
+  stdout: string
+  stop(): Promise<void>
+}
+
+/** Starts fakemerchant; resolves when it serves (or rejects with its exit code and stderr). */
+function start(args: string[], env: Record<string, string> = {}): Promise<Started> {
+  const child = spawn(
+    process.execPath,
+    ['--conditions=@tollgate/source', '--import', 'tsx', 'src/fakemerchant.ts', '--port', '0', ...args],
+    { cwd: APP, env: { ...process.env, SIGNING_SECRET: SECRET, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
+  )
+  let out = ''
+  let err = ''
+  child.stderr?.on('data', (d: Buffer) => {
+    err += d.toString()
+  })
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve))
+  return new Promise((resolve, reject) => {
+    child.stdout?.on('data', (d: Buffer) => {
+      out += d.toString()
+      const m = /serving (http:\/\/\S+)/.exec(out)
+      if (m?.[1] !== undefined)
+        resolve({
+          url: m[1],
+          stdout: out,
+          stop: async () => {
+            child.kill('SIGTERM')
+            await exited
+          },
+        })
+    })
+    void exited.then((code) => reject(Object.assign(new Error(`exited ${code}`), { code, stderr: err, stdout: out })))
+  })
+}
+
+/** Runs fakemerchant expecting it to refuse to start: its exit code and output. */
+async function refused(args: string[], env: Record<string, string> = {}) {
+  try {
+    const s = await start(args, env)
+    await s.stop()
+    assert.fail('fakemerchant started')
+  } catch (e) {
+    const { code, stderr, stdout } = e as { code: number; stderr: string; stdout: string }
+    return { code, stderr, stdout }
+  }
+}
+
+const refund = (key: string) => ({
+  idempotency_key: key,
+  request: {
+    transaction_ref: 'ch_9001',
+    amount: { amount_minor: 210, currency: 'USD' },
+    reason: 'goodwill',
+    dry_run: false,
+  },
+})
+
+const pgSkip = await probePostgres()
+
+describe('fakemerchant on PostgreSQL', { skip: pgSkip }, () => {
+  const schema = uniqueSchema('fakemerchant')
+  after(() => dropSchemas(schema))
+
+  test('--database-url runs the demo there; a restart with DATABASE_URL replays the key from the same schema', async () => {
+    const key = newKey()
+    const first = await start(['--database-url', PG_URL, '--database-schema', schema])
+    let answer: unknown
+    try {
+      assert.match(first.stdout, new RegExp(`data: PostgreSQL schema ${schema} \\(--database-url\\)`))
+      const r = await attempt(first.url, 'modern', 'sr_refund', refund(key))
+      assert.equal(r.isError, false)
+      answer = r.structuredContent
+    } finally {
+      await first.stop()
+    }
+    const second = await start(['--database-schema', schema], { DATABASE_URL: PG_URL })
+    try {
+      assert.match(second.stdout, /\(DATABASE_URL\)/)
+      const again = await attempt(second.url, 'legacy', 'sr_refund', refund(key))
+      assert.deepEqual(again.structuredContent, answer)
+      const tx = await attempt(second.url, 'modern', 'sr_get_transaction', { transaction_ref: 'ch_9001' })
+      const refunds = (tx.structuredContent?.refunds ?? []) as { idempotency_key?: string }[]
+      assert.equal(refunds.filter((x) => x.idempotency_key === key).length, 1)
+    } finally {
+      await second.stop()
+    }
+  })
+})
+
+describe('fakemerchant store flags', () => {
+  test('a URL that is not postgres:// is a usage error naming the flag (or DATABASE_URL)', async () => {
+    const flag = await refused(['--database-url', 'mysql://root:hunter2secret@127.0.0.1/x'])
+    assert.equal(flag.code, 2)
+    assert.equal(
+      flag.stderr,
+      'fakemerchant: --database-url must be a postgres:// or postgresql:// URL\nsee fakemerchant --help\n',
+    )
+    const env = await refused([], { DATABASE_URL: 'not a url' })
+    assert.equal(env.code, 2)
+    assert.match(env.stderr, /^fakemerchant: DATABASE_URL must be a postgres:\/\/ or postgresql:\/\/ URL\n/)
+  })
+
+  test('a bad --database-schema, a schema without a URL, --db with --database-url, --durability on PostgreSQL: exit 2', async () => {
+    const cases: [string[], RegExp][] = [
+      [['--database-url', PG_URL, '--database-schema', 'Robert"; DROP'], /--database-schema must be/],
+      [['--database-schema', 'demo'], /--database-schema needs --database-url/],
+      [['--database-url', PG_URL, '--db', '/tmp/x.sqlite'], /--db \(SQLite\) and --database-url \(PostgreSQL\)/],
+      [['--database-url', PG_URL, '--durability', 'power-loss'], /--durability applies to the SQLite store/],
+    ]
+    for (const [args, message] of cases) {
+      const r = await refused(args)
+      assert.equal(r.code, 2, args.join(' '))
+      assert.match(r.stderr, message)
+      assert.match(r.stderr, /\nsee fakemerchant --help\n$/)
+      assert.equal(r.stderr.split('\n').length, 3)
+    }
+  })
+
+  test('an unreachable database: one line naming --database-url and the reason, never the URL or its password', async () => {
+    const url = 'postgres://postgres:s3cr3t-pw-4711@127.0.0.1:1/test'
+    const r = await refused(['--database-url', url])
+    assert.equal(r.code, 1)
+    assert.equal(
+      r.stderr,
+      'fakemerchant: cannot open the PostgreSQL database given by --database-url: the connection was refused (is PostgreSQL running there?)\n',
+    )
+    assert.doesNotMatch(r.stderr + r.stdout, /s3cr3t|127\.0\.0\.1:1|postgres:\/\//)
+  })
+})
