@@ -4,7 +4,7 @@
 // held across the network. A lost race re-reads and re-runs the mutation; after a few lost races the mutation runs
 // under SELECT … FOR UPDATE instead, so a hot document still makes progress.
 import type pg from 'pg'
-import type { DemoLedgerStore, LedgerApplyResult, LedgerDoc, LedgerMutation } from './ledger-store.js'
+import type { ApplyOptions, DemoLedgerStore, LedgerApplyResult, LedgerDoc, LedgerMutation } from './ledger-store.js'
 import { jsonbToText, type PostgresConnection, runSchemaDdl } from './postgres-connection.js'
 
 const OPTIMISTIC_ATTEMPTS = 4
@@ -30,8 +30,11 @@ function ledgerStatements(s: string) {
     get: `SELECT doc FROM ${s}.ledger_docs WHERE kind = $1 AND ref = $2`,
     list: `SELECT doc FROM ${s}.ledger_docs WHERE kind = $1 ORDER BY ref`,
     lookup: `SELECT outcome FROM ${s}.ledger_keys WHERE key = $1`,
-    // The key's outcome and the document (with its version) in one round trip.
-    read: `SELECT d.doc, d.version, k.outcome FROM (SELECT 1) AS one
+    // The key's outcome, the document (with its version) and the related documents in one round trip.
+    read: `SELECT d.doc, d.version, k.outcome,
+        ARRAY(SELECT r.doc FROM unnest($4::text[], $5::text[]) WITH ORDINALITY AS x(kind, ref, i)
+              LEFT JOIN ${s}.ledger_docs r ON r.kind = x.kind AND r.ref = x.ref ORDER BY x.i) AS related
+      FROM (SELECT 1) AS one
       LEFT JOIN ${s}.ledger_docs d ON d.kind = $2 AND d.ref = $3
       LEFT JOIN ${s}.ledger_keys k ON k.key = $1`,
     // Applies only at the version read; then records the key and puts the extra documents, all in one statement.
@@ -83,14 +86,15 @@ export function openPostgresLedgerStore(connection: PostgresConnection): DemoLed
     kind: string,
     ref: string,
     mutate: LedgerMutation<unknown>,
+    alsoRead: readonly { kind: string; ref: string }[],
   ): Promise<LedgerApplyResult<unknown> | 'retry' | 'locking'> => {
-    const got = (
-      await run<{ doc: string | null; version: string | null; outcome: string | null }>('read', [key, kind, ref])
-    ).rows[0]
+    const values = [key, kind, ref, alsoRead.map((d) => d.kind), alsoRead.map((d) => d.ref)]
+    type ReadRow = { doc: string | null; version: string | null; outcome: string | null; related: (string | null)[] }
+    const got = (await run<ReadRow>('read', values)).rows[0]
     if (got?.outcome != null) return { outcome: parse(got.outcome), replayed: true }
     // A missing document has no version to compare: that (rare) case takes the locking path.
     if (got?.doc == null) return 'locking'
-    const change = mutate(parse(got.doc) as Doc)
+    const change = mutate(parse(got.doc) as Doc, undefined, got.related.map(parse))
     const outcome = change.record === false ? null : JSON.stringify(change.outcome)
     const doc = change.doc === undefined ? null : JSON.stringify(change.doc)
     try {
@@ -124,13 +128,24 @@ export function openPostgresLedgerStore(connection: PostgresConnection): DemoLed
   }
 
   // The pessimistic path: the document's row lock serializes every keyed mutation of it.
-  const applyLocked = async (key: string, kind: string, ref: string, mutate: LedgerMutation<unknown>) => {
+  const applyLocked = async (
+    key: string,
+    kind: string,
+    ref: string,
+    mutate: LedgerMutation<unknown>,
+    alsoRead: readonly { kind: string; ref: string }[],
+  ) => {
     await ensureTables()
     return connection.transaction(async (c): Promise<LedgerApplyResult<unknown>> => {
       const got = await c.query(`SELECT doc FROM ${s}.ledger_docs WHERE kind = $1 AND ref = $2 FOR UPDATE`, [kind, ref])
       const prior = await c.query(`SELECT outcome FROM ${s}.ledger_keys WHERE key = $1`, [key])
       if (prior.rows[0] !== undefined) return { outcome: parse(prior.rows[0].outcome), replayed: true }
-      const change = mutate(parse(got.rows[0]?.doc) as Doc | undefined)
+      const related = []
+      for (const d of alsoRead) {
+        const r = await c.query(`SELECT doc FROM ${s}.ledger_docs WHERE kind = $1 AND ref = $2`, [d.kind, d.ref])
+        related.push(parse(r.rows[0]?.doc))
+      }
+      const change = mutate(parse(got.rows[0]?.doc) as Doc | undefined, undefined, related)
       await writeChange(c, kind, ref, change)
       if (change.record !== false) {
         await c.query(`INSERT INTO ${s}.ledger_keys (key, kind, ref, outcome) VALUES ($1, $2, $3, $4)`, [
@@ -149,15 +164,16 @@ export function openPostgresLedgerStore(connection: PostgresConnection): DemoLed
     seed: (docs) => guard(async () => void (await run('seed', putArrays(docs)))),
     get: (kind, ref) => guard(async () => parse((await run<{ doc: string }>('get', [kind, ref])).rows[0]?.doc)),
     list: (kind) => guard(async () => (await run<{ doc: string }>('list', [kind])).rows.map((r) => JSON.parse(r.doc))),
-    apply: <R>(key: string, kind: string, ref: string, mutate: LedgerMutation<R>) =>
+    apply: <R>(key: string, kind: string, ref: string, mutate: LedgerMutation<R>, options?: ApplyOptions) =>
       guard(async () => {
         const m = mutate as LedgerMutation<unknown>
+        const alsoRead = options?.alsoRead ?? []
         for (let i = 0; i < OPTIMISTIC_ATTEMPTS; i++) {
-          const done = await attempt(key, kind, ref, m)
+          const done = await attempt(key, kind, ref, m, alsoRead)
           if (done === 'locking') break
           if (done !== 'retry') return done as LedgerApplyResult<R>
         }
-        return (await applyLocked(key, kind, ref, m)) as LedgerApplyResult<R>
+        return (await applyLocked(key, kind, ref, m, alsoRead)) as LedgerApplyResult<R>
       }),
     lookup: <R>(key: string) =>
       guard(async () => parse((await run<{ outcome: string }>('lookup', [key])).rows[0]?.outcome) as R | undefined),
