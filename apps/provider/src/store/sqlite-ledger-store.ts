@@ -1,5 +1,6 @@
 // The demo ledger's store on SQLite: its own tables on the keys store's connection, writes in its group commit.
 import type Database from 'better-sqlite3'
+import { StoreError } from '../errors.js'
 import type { ApplyOptions, DemoLedgerStore, LedgerApplyResult, LedgerDoc, LedgerMutation } from './ledger-store.js'
 import type { SqliteConnection } from './sqlite-connection.js'
 
@@ -80,7 +81,11 @@ function ledgerTransactions(db: Database.Database, q: LedgerStatements) {
 
 /** The ledger store on an open connection (creates its tables). */
 export function openSqliteLedgerStore(c: SqliteConnection): DemoLedgerStore {
-  c.db.exec(SCHEMA)
+  try {
+    c.db.exec(SCHEMA)
+  } catch (cause) {
+    throw new StoreError('cannot create the demo ledger tables', { cause })
+  }
   const tx = ledgerTransactions(c.db, prepareLedgerStatements(c.db))
   return {
     kind: 'sqlite',
