@@ -2,10 +2,10 @@
 // 2026-07-28 single-request calls and as legacy 4-request attempts (initialize, initialized, tools/call, DELETE),
 // each against (a) the bare per-request SDK v2 server and (b) a raw node:http HMAC-only server (the floor), all in
 // this run. Loopback only; each scenario is bounded by a call count and a time limit.
-import { type ChildProcess, spawn } from 'node:child_process'
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import http from 'node:http'
-import { tmpdir } from 'node:os'
+import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { signHeaders } from '@tollgate/signing'
@@ -18,9 +18,12 @@ const MAX_MS = Number(process.env.BENCH_MS ?? 4000)
 const WARMUP = 300
 const APP = fileURLToPath(new URL('..', import.meta.url))
 
-// The provider runs twice: SQLite synchronous=FULL (power-loss, the default) and NORMAL (process-crash).
-type Kind = 'provider' | 'provider-pc' | 'bare' | 'v1' | 'raw'
-const isProvider = (k: Kind) => k === 'provider' || k === 'provider-pc'
+// The provider runs on SQLite synchronous=FULL (power-loss, the default) and NORMAL (process-crash), and on
+// PostgreSQL (provider-pg) when BENCH_PG_URL (default the tests' database) answers.
+type Kind = 'provider' | 'provider-pc' | 'provider-pg' | 'bare' | 'v1' | 'raw'
+const PROVIDER_KINDS = ['provider', 'provider-pc', 'provider-pg'] as const
+const isProvider = (k: Kind) => (PROVIDER_KINDS as readonly Kind[]).includes(k)
+const PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 
 async function startServer(kind: Kind): Promise<{ url: string; child: ChildProcess }> {
   const args = [
@@ -37,9 +40,12 @@ async function startServer(kind: Kind): Promise<{ url: string; child: ChildProce
         ? ['provider', 'process-crash']
         : kind === 'v1'
           ? ['v1-sessionful']
-          : [kind]),
+          : kind === 'provider-pg'
+            ? ['provider-pg', PG_URL]
+            : [kind]),
   ]
-  const child = spawn(process.execPath, args, { cwd: APP, stdio: ['ignore', 'pipe', 'inherit'] })
+  const [command, argv] = pinnedToOneCore(process.execPath, args)
+  const child = spawn(command, argv, { cwd: APP, stdio: ['ignore', 'pipe', 'inherit'] })
   const url = await new Promise<string>((resolve, reject) => {
     let out = ''
     child.stdout?.on('data', (d: Buffer) => {
@@ -50,6 +56,33 @@ async function startServer(kind: Kind): Promise<{ url: string; child: ChildProce
     child.once('exit', (code) => reject(new Error(`${kind} server exited ${code}`)))
   })
   return { url, child }
+}
+
+// Every server runs pinned to the last core (taskset, when installed), the load client (this process) on the others:
+// the servers compare on equal CPU, and the client never competes with the server it measures.
+const SERVER_CORE = String(cpus().length - 1)
+const HAS_TASKSET = spawnSync('taskset', ['-c', '0', 'true']).status === 0
+function pinnedToOneCore(command: string, args: string[]): [string, string[]] {
+  return HAS_TASKSET ? ['taskset', ['-c', SERVER_CORE, command, ...args]] : [command, args]
+}
+if (HAS_TASKSET && cpus().length > 1) {
+  const others = cpus().length > 2 ? `0-${cpus().length - 2}` : '0'
+  spawnSync('taskset', ['-pc', others, String(process.pid)])
+}
+
+/** PostgreSQL reachable at PG_URL? (The provider-pg leg runs only then.) */
+async function postgresAnswers(): Promise<boolean> {
+  const { default: pg } = await import('pg')
+  const c = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 })
+  try {
+    await c.connect()
+    await c.query('SELECT 1')
+    return true
+  } catch {
+    return false
+  } finally {
+    await c.end().catch(() => {})
+  }
 }
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY })
@@ -208,6 +241,8 @@ const scenarios = [
 // figures taken in the same minutes of a shared machine.
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
 const KINDS: Kind[] = ['raw', 'bare', 'v1', 'provider', 'provider-pc']
+if (process.env.BENCH_PG !== '0' && (await postgresAnswers())) KINDS.push('provider-pg')
+else console.log(`provider-pg: skipped (PostgreSQL not answering at BENCH_PG_URL, or BENCH_PG=0)`)
 /**
  * The peer each era is compared with: for 2026-07-28 the bare per-request SDK v2 server; for 2025-era attempts the
  * official SDK v1's own sessionful server (a stateless peer, whose DELETE is a 405, would flatter the ratio).
@@ -219,8 +254,8 @@ for (const kind of KINDS) servers.set(kind, await startServer(kind))
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0
 const results: Record<string, Partial<Record<Kind, Result>>> = {}
 let restReport: string[] = []
-// Per scenario and provider kind: the median over rounds of (provider ÷ baseline in the same round).
-const ratios: Record<string, Partial<Record<Kind, { bare: number; raw: number; range: [number, number] }>>> = {}
+// Per scenario and provider kind: sameRoundRatios against the era's peer.
+const ratios: Record<string, Partial<Record<Kind, ReturnType<typeof sameRoundRatios>>>> = {}
 try {
   for (const s of scenarios) {
     if (process.env.BENCH_ONLY !== undefined && !s.name.includes(process.env.BENCH_ONLY)) continue
@@ -244,17 +279,10 @@ try {
       }
     }
     results[s.name] = row
-    const roundRatios = (kind: Kind, base: Kind) =>
-      (rounds.get(kind) ?? []).map((r, i) => r.perSecond / ((rounds.get(base) ?? [])[i]?.perSecond ?? NaN))
-    const perRound = (kind: Kind, base: Kind) => median(roundRatios(kind, base))
     ratios[s.name] = {}
-    for (const kind of ['provider', 'provider-pc'] as const) {
+    for (const kind of PROVIDER_KINDS) {
       if (rounds.has(kind))
-        (ratios[s.name] as Record<string, unknown>)[kind] = {
-          bare: perRound(kind, peerOf(s.era)),
-          raw: perRound(kind, 'raw'),
-          range: [Math.min(...roundRatios(kind, peerOf(s.era))), Math.max(...roundRatios(kind, peerOf(s.era)))],
-        }
+        (ratios[s.name] as Record<string, unknown>)[kind] = sameRoundRatios(rounds, kind, peerOf(s.era))
     }
   }
   restReport = await restScenarios(process.env.BENCH_ONLY)
@@ -265,14 +293,29 @@ try {
   }
 }
 
+/** Per provider kind: the median over rounds of (provider ÷ baseline in the same round), and ×bare's range. */
+function sameRoundRatios(rounds: Map<Kind, Result[]>, kind: Kind, peer: Kind) {
+  const within = (base: Kind) =>
+    (rounds.get(kind) ?? []).map((r, i) => r.perSecond / ((rounds.get(base) ?? [])[i]?.perSecond ?? NaN))
+  const bare = within(peer)
+  return {
+    bare: median(bare),
+    raw: median(within('raw')),
+    bareRange: [Math.min(...bare), Math.max(...bare)] as [number, number],
+  }
+}
+
 const fmt = (r: Result) => `${r.perSecond.toFixed(0).padStart(6)}/s p99 ${r.p99Ms.toFixed(1).padStart(6)} ms`
 console.log(
   `concurrency ${CONCURRENCY}, ${ROUNDS} alternating rounds of ≤${MAX_CALLS} calls or ${MAX_MS} ms per server and scenario (median round), loopback, signed`,
 )
 console.log('unit: calls/s for modern single requests, attempts/s (4 requests each) for legacy')
-console.log('provider = SQLite durability power-loss (synchronous=FULL, default); provider-pc = process-crash (NORMAL)')
 console.log(
-  "×peer, ×raw: median over rounds of the ratio within one round (figures: each server's median round); peer = bare SDK v2 (modern), SDK v1 sessionful server (legacy)",
+  'provider = SQLite durability power-loss (default); provider-pc = process-crash; provider-pg = PostgreSQL (synchronous_commit as the server has it)',
+)
+console.log(`servers ${HAS_TASKSET ? `pinned to core ${SERVER_CORE} (taskset)` : 'not pinned (no taskset)'}`)
+console.log(
+  "×peer, ×raw: median over rounds of the ratio within one round, [range over rounds] (figures: each server's median round); peer = bare SDK v2 (modern), SDK v1 sessionful server (legacy)",
 )
 for (const s of scenarios) {
   const row = results[s.name]
@@ -280,12 +323,13 @@ for (const s of scenarios) {
   if (peer === undefined || row?.raw === undefined) continue
   const peerName = s.era === 'legacy' ? 'SDK v1 sessionful' : 'bare SDK'
   console.log(`${s.name}: ${peerName} ${fmt(peer)} | raw HMAC ${fmt(row.raw)}`)
-  for (const kind of ['provider', 'provider-pc'] as const) {
+  for (const kind of PROVIDER_KINDS) {
     const mine = row[kind]
     const ratio = ratios[s.name]?.[kind]
     if (mine === undefined || ratio === undefined) continue
+    const [low, high] = ratio.bareRange
     console.log(
-      `  ${kind.padEnd(12)} ${fmt(mine)} | ×peer ${ratio.bare.toFixed(2)} [${ratio.range[0].toFixed(2)}–${ratio.range[1].toFixed(2)}] ×raw ${ratio.raw.toFixed(2)}`,
+      `  ${kind.padEnd(12)} ${fmt(mine)} | ×peer ${ratio.bare.toFixed(2)} [${low.toFixed(2)}–${high.toFixed(2)}] ×raw ${ratio.raw.toFixed(2)}`,
     )
   }
 }

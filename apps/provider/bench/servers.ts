@@ -46,6 +46,8 @@ if (kind === 'provider') {
     logger: pino({ level: 'info' }, pino.destination('/dev/null')),
   })
   process.stdout.write(`READY ${p.url}\n`)
+} else if (kind === 'provider-pg') {
+  await startPostgresProvider(process.argv[3] ?? 'postgres://postgres@127.0.0.1:5432/test')
 } else if (kind === 'bare') {
   const handler = createMcpHandler(() => {
     const server = new McpServer({ name: 'bare', version: '1.0.0' })
@@ -83,7 +85,7 @@ if (kind === 'provider') {
   })
   process.stdout.write(`READY ${await listen(server)}\n`)
 } else {
-  process.stderr.write('usage: servers.ts provider|bare|v1-sessionful|raw\n')
+  process.stderr.write('usage: servers.ts provider|provider-pg|bare|v1-sessionful|raw\n')
   process.exit(2)
 }
 
@@ -133,4 +135,28 @@ async function v1SessionfulServer() {
     await transport.handleRequest(req, res, body)
   }
   return createServer((req, res) => void handle(req, res))
+}
+
+/** This package on PostgreSQL (argv[3]: the URL) in a schema of its own, dropped on SIGINT. */
+async function startPostgresProvider(connectionString: string) {
+  const schema = `tollgate_bench_${process.pid}`
+  const p = await startProvider({
+    secrets: [BENCH_SECRET],
+    store: { kind: 'postgres', connectionString, schema },
+    logger: pino({ level: 'info' }, pino.destination('/dev/null')),
+  })
+  const { default: pg } = await import('pg')
+  // Replaces the synchronous SIGINT handler: closing the pool and dropping the schema are asynchronous.
+  process.removeAllListeners('SIGINT')
+  process.once('SIGINT', () => {
+    void (async () => {
+      await p.close().catch(() => {})
+      const admin = new pg.Client({ connectionString })
+      await admin.connect().catch(() => {})
+      await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).catch(() => {})
+      await admin.end().catch(() => {})
+      process.exit(0)
+    })()
+  })
+  process.stdout.write(`READY ${p.url}\n`)
 }

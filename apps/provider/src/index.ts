@@ -25,6 +25,7 @@ export type { ToolAnswer } from './rules/answers.js'
 export { type CancelArgs, ProviderRules, type RefundArgs, type RulesOptions } from './rules/provider-rules.js'
 export { cancelRefusal, refundableMinor, refundRefusal } from './rules/refusals.js'
 export {
+  type ApplyOptions,
   type DemoLedgerStore,
   demoLedgerStore,
   type LedgerApplyResult,
@@ -36,6 +37,7 @@ export { MIN_RETENTION_DAYS, purgeExpired, startPurgeJob } from './store/purge.j
 export {
   openSqliteStore,
   type SqliteDurability,
+  type SqliteSettings,
   type SqliteStore,
   type SqliteStoreOptions,
 } from './store/sqlite-store.js'

@@ -4,8 +4,9 @@
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { after, describe, test } from 'node:test'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
-import { attempt, newKey, SECRET } from './helpers.js'
+import { attempt, type CallResult, newKey, SECRET } from './helpers.js'
 import { dropSchemas, PG_URL, probePostgres, uniqueSchema } from './postgres.js'
 
 const APP = fileURLToPath(new URL('..', import.meta.url))
@@ -13,6 +14,8 @@ const APP = fileURLToPath(new URL('..', import.meta.url))
 interface Started {
   url: string
   stdout: string
+  stderr(): string
+  kill(): Promise<void>
   stop(): Promise<void>
 }
 
@@ -37,6 +40,11 @@ function start(args: string[], env: Record<string, string> = {}): Promise<Starte
         resolve({
           url: m[1],
           stdout: out,
+          stderr: () => err,
+          kill: async () => {
+            child.kill('SIGKILL')
+            await exited
+          },
           stop: async () => {
             child.kill('SIGTERM')
             await exited
@@ -95,6 +103,49 @@ describe('fakemerchant on PostgreSQL', { skip: pgSkip }, () => {
       const tx = await attempt(second.url, 'modern', 'sr_get_transaction', { transaction_ref: 'ch_9001' })
       const refunds = (tx.structuredContent?.refunds ?? []) as { idempotency_key?: string }[]
       assert.equal(refunds.filter((x) => x.idempotency_key === key).length, 1)
+    } finally {
+      await second.stop()
+    }
+  })
+})
+
+describe('fakemerchant on PostgreSQL across a crash', { skip: pgSkip }, () => {
+  const schema = uniqueSchema('fakemerchant_crash')
+  after(() => dropSchemas(schema))
+  const full = (key: string) => ({
+    idempotency_key: key,
+    // The full amount: a blind re-run would be refused (nothing left), so only billing.lookup(key) can answer right.
+    request: {
+      transaction_ref: 'ch_1001',
+      amount: { amount_minor: 4999, currency: 'USD' },
+      reason: 'goodwill',
+      dry_run: false,
+    },
+  })
+
+  test('SIGKILL between the ledger commit and the outcome: a retry on a new process finishes it, one refund', async () => {
+    const flags = ['--database-url', PG_URL, '--database-schema', schema, '--lease-ms', '200']
+    const first = await start(flags, { TOLLGATE_PROVIDER_TEST_HANG_AFTER_REFUND: 'ch_1001' })
+    const key = newKey()
+    const inflight = attempt(first.url, 'modern', 'sr_refund', full(key)).catch((e: unknown) => e)
+    for (let i = 0; i < 500 && !first.stderr().includes('TEST-HOOK hanging after refund commit'); i++) await sleep(20)
+    await first.kill()
+    assert.ok((await inflight) instanceof Error, 'the attempt in flight never got an answer')
+    const second = await start(flags)
+    try {
+      let answer: CallResult | undefined
+      for (let i = 0; i < 200; i++) {
+        answer = await attempt(second.url, 'modern', 'sr_refund', full(key))
+        if ((answer.structuredContent?.error as { code: string } | undefined)?.code !== 'in_progress') break
+        await sleep(50)
+      }
+      assert.equal(answer?.structuredContent?.status, 'succeeded', JSON.stringify(answer?.structuredContent))
+      const tx = await attempt(second.url, 'legacy', 'sr_get_transaction', { transaction_ref: 'ch_1001' })
+      const refunds = (tx.structuredContent?.refunds ?? []) as { idempotency_key?: string }[]
+      assert.deepEqual(
+        refunds.map((r) => r.idempotency_key),
+        [key],
+      )
     } finally {
       await second.stop()
     }

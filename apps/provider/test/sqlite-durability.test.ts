@@ -1,12 +1,13 @@
 // SQLite durability is an explicit choice, read back from the connection; writes are group-committed, and a write
 // is answered only once its transaction is committed (visible to another connection).
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { fdatasync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import Database from 'better-sqlite3'
 import { demoLedgerStore, openSqliteStore, type SqliteStore } from '../src/index.js'
+import { openSqliteConnection } from '../src/store/sqlite-connection.js'
 import { startTestProvider } from './helpers.js'
 
 let dir: string
@@ -28,19 +29,29 @@ const claim = (store: SqliteStore, key: string) =>
     leaseMs: 30_000,
   })
 
-test("durability defaults to 'power-loss': WAL with synchronous=FULL", async () => {
+test("durability defaults to 'power-loss': WAL, synced at every commit (by the store, off the event loop)", async () => {
   const store = openSqliteStore(join(dir, 'default.sqlite'))
   try {
-    assert.deepEqual(store.settings, { durability: 'power-loss', journalMode: 'wal', synchronous: 'FULL' })
+    assert.deepEqual(store.settings, {
+      durability: 'power-loss',
+      journalMode: 'wal',
+      synchronous: 'NORMAL',
+      walSync: 'every-commit',
+    })
   } finally {
     await store.close()
   }
 })
 
-test("durability 'process-crash' is WAL with synchronous=NORMAL; an unknown value is a RangeError", async () => {
+test("durability 'process-crash' is WAL with synchronous=NORMAL, synced at checkpoints; an unknown value is a RangeError", async () => {
   const store = openSqliteStore(join(dir, 'pc.sqlite'), { durability: 'process-crash' })
   try {
-    assert.deepEqual(store.settings, { durability: 'process-crash', journalMode: 'wal', synchronous: 'NORMAL' })
+    assert.deepEqual(store.settings, {
+      durability: 'process-crash',
+      journalMode: 'wal',
+      synchronous: 'NORMAL',
+      walSync: 'checkpoint',
+    })
   } finally {
     await store.close()
   }
@@ -51,7 +62,7 @@ test('startProvider passes the durability through to its SQLite store', async ()
   const file = join(dir, 'provider.sqlite')
   const p = await startTestProvider({ store: { kind: 'sqlite', file, durability: 'process-crash' } })
   try {
-    assert.equal((p.store as SqliteStore).settings.synchronous, 'NORMAL')
+    assert.equal((p.store as SqliteStore).settings.walSync, 'checkpoint')
   } finally {
     await p.stop()
   }
@@ -124,5 +135,68 @@ test('close commits writes still queued', async () => {
     assert.equal((await reopened.get('k-close'))?.status, 'running')
   } finally {
     await reopened.close()
+  }
+})
+
+// 'power-loss' syncs the WAL itself (fdatasync in the thread pool) instead of SQLite's synchronous=FULL on the event
+// loop; the seam below holds that sync back to show nobody is answered before it returned.
+const turns = async (n: number) => {
+  for (let i = 0; i < n; i++) await new Promise((r) => setImmediate(r))
+}
+
+test("'power-loss': a write, and a read that saw it, are answered only after the WAL sync covering the commit", async () => {
+  const file = join(dir, 'walsync.sqlite')
+  const held: (() => void)[] = []
+  const c = openSqliteConnection(file, 'power-loss', 'CREATE TABLE IF NOT EXISTS t (v INTEGER)', {
+    fdatasync: (fd, done) => held.push(() => fdatasync(fd, done)),
+  })
+  const reader = new Database(file, { readonly: true })
+  try {
+    let written = false
+    let read = false
+    const write = c
+      .write(() => c.db.prepare('INSERT INTO t VALUES (1)').run())
+      .then(() => {
+        written = true
+      })
+    for (let i = 0; i < 50 && held.length === 0; i++) await turns(1)
+    assert.equal(held.length, 1, 'the commit asked for one WAL sync')
+    // Committed (another connection sees it), but not answered: its sync has not returned.
+    assert.deepEqual(reader.prepare('SELECT count(*) AS n FROM t').get(), { n: 1 })
+    const readBack = c
+      .read(() => c.db.prepare('SELECT count(*) AS n FROM t').get())
+      .then((row) => {
+        read = true
+        return row
+      })
+    await turns(5)
+    assert.equal(written, false)
+    assert.equal(read, false)
+    held.shift()?.()
+    await write
+    assert.deepEqual(await readBack, { n: 1 })
+    assert.ok(written && read)
+  } finally {
+    reader.close()
+    c.close()
+  }
+})
+
+test("'power-loss': a failed WAL sync fails the writes it covered (ERR_PROVIDER_STORE)", async () => {
+  const c = openSqliteConnection(
+    join(dir, 'walfail.sqlite'),
+    'power-loss',
+    'CREATE TABLE IF NOT EXISTS t (v INTEGER)',
+    {
+      fdatasync: (_fd, done) => setImmediate(() => done(Object.assign(new Error('EIO: i/o error'), { code: 'EIO' }))),
+    },
+  )
+  try {
+    await assert.rejects(
+      c.write(() => c.db.prepare('INSERT INTO t VALUES (1)').run()),
+      { code: 'ERR_PROVIDER_STORE' },
+    )
+  } finally {
+    c.close()
   }
 })

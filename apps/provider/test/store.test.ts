@@ -235,6 +235,24 @@ for (const backend of [sqliteBackend(), postgresBackend()] as (Backend & { next:
         { amount: 7, state: 'pending' },
         { amount: 5, state: 'pending' },
       ])
+      // alsoRead hands the mutation other documents, in order, read with this one (undefined where missing).
+      let related: unknown
+      await demoLedgerStore(store).apply(
+        'pk-related',
+        'charge',
+        'ch_p',
+        (_doc, _prior, docs) => {
+          related = docs
+          return { outcome: 'seen', record: false }
+        },
+        {
+          alsoRead: [
+            { kind: 'row:ch_p', ref: 'r1' },
+            { kind: 'row:ch_p', ref: 'none' },
+          ],
+        },
+      )
+      assert.deepEqual(related, [{ amount: 7, state: 'pending' }, undefined])
       // A mutation that throws writes neither its document nor its rows.
       await assert.rejects(
         demoLedgerStore(store).apply('pk3', 'charge', 'ch_p', () => {

@@ -69,6 +69,8 @@ export class DemoLedger implements BillingPort {
   readonly #now: () => number
   readonly #settleAfterMs: number
   readonly #afterRefund: DemoLedgerOptions['afterRefundCommitted']
+  // Charge → customer ref: refunds read the customer with the charge instead of one round trip after it.
+  readonly #customerOfCharge = new Map<string, string>()
 
   constructor(store: DemoLedgerStore, options: DemoLedgerOptions = {}) {
     this.#store = store
@@ -207,17 +209,27 @@ export class DemoLedger implements BillingPort {
     return undefined
   }
 
+  /** The customer of a charge (a charge never changes customer, so it is remembered once read). */
+  async #customerRefOf(transactionRef: string): Promise<string | undefined> {
+    const known = this.#customerOfCharge.get(transactionRef)
+    if (known !== undefined) return known
+    const charge = await this.#store.get('transaction', transactionRef)
+    if (charge === undefined) return undefined
+    const customerRef = String(charge.customer_ref)
+    this.#customerOfCharge.set(transactionRef, customerRef)
+    return customerRef
+  }
+
   async refund(idempotencyKey: string, command: RefundCommand): Promise<RefundOutcome> {
-    const customer = await this.#store
-      .get('transaction', command.transaction_ref)
-      .then((t) => (t === undefined ? undefined : this.#store.get('customer', String(t.customer_ref))))
+    const customerRef = await this.#customerRefOf(command.transaction_ref)
     const nowMs = this.#now()
     const { outcome } = await this.#store.apply<StoredOutcome | { status: 'not_found' }>(
       idempotencyKey,
       'transaction',
       command.transaction_ref,
-      (doc) => {
+      (doc, _prior, related) => {
         if (doc === undefined) return { outcome: { status: 'not_found' }, record: false }
+        const customer = related?.[0]
         const hold = doc._hold as { code: string; message: string } | undefined
         // The dry run's order: the generic rules (the server's pre-check), then the account, then holds.
         const refusal: BillingRefusal | undefined =
@@ -255,6 +267,8 @@ export class DemoLedger implements BillingPort {
           outcome: out,
         }
       },
+      // The customer (account restrictions) is read in the same round trip as the charge.
+      customerRef === undefined ? {} : { alsoRead: [{ kind: 'customer', ref: customerRef }] },
     )
     if (outcome.status === 'not_found') return outcome
     if (this.#afterRefund !== undefined) await this.#afterRefund(command.transaction_ref)

@@ -16,10 +16,14 @@ export interface LedgerApplyResult<R> {
   replayed: boolean
 }
 
-/** prior: the key's recorded outcome (rewrite only), read under the same lock as doc. */
+/**
+ * prior: the key's recorded outcome (rewrite only), read under the same lock as doc. related: the documents of
+ * apply's alsoRead, in its order (undefined where missing), read in the same round trip.
+ */
 export type LedgerMutation<R> = (
   doc: Record<string, unknown> | undefined,
   prior?: R,
+  related?: readonly (Record<string, unknown> | undefined)[],
 ) => {
   doc?: Record<string, unknown>
   outcome: R
@@ -27,6 +31,11 @@ export type LedgerMutation<R> = (
   record?: boolean
   /** More documents to write (insert or replace) in the same transaction, e.g. one row per refund. */
   put?: readonly LedgerDoc[]
+}
+
+export interface ApplyOptions {
+  /** Other documents the mutation reads (passed as its third argument); read with the document, not locked. */
+  alsoRead?: readonly { kind: string; ref: string }[]
 }
 
 export interface DemoLedgerStore {
@@ -40,7 +49,13 @@ export interface DemoLedgerStore {
    * Atomically: if key has a recorded outcome replay it, else mutate the doc and record the outcome. mutate may run
    * more than once (PostgreSQL retries it when another writer changed the document meanwhile): keep it pure.
    */
-  apply<R>(key: string, kind: string, ref: string, mutate: LedgerMutation<R>): Promise<LedgerApplyResult<R>>
+  apply<R>(
+    key: string,
+    kind: string,
+    ref: string,
+    mutate: LedgerMutation<R>,
+    options?: ApplyOptions,
+  ): Promise<LedgerApplyResult<R>>
   /** The recorded outcome of a keyed mutation, if any. */
   lookup<R>(key: string): Promise<R | undefined>
   /** Replaces a key's recorded outcome and the doc in one transaction (pending settlement). */

@@ -4,7 +4,7 @@
 // held across the network. A lost race re-reads and re-runs the mutation; after a few lost races the mutation runs
 // under SELECT … FOR UPDATE instead, so a hot document still makes progress.
 import type pg from 'pg'
-import type { DemoLedgerStore, LedgerApplyResult, LedgerDoc, LedgerMutation } from './ledger-store.js'
+import type { ApplyOptions, DemoLedgerStore, LedgerApplyResult, LedgerDoc, LedgerMutation } from './ledger-store.js'
 import { jsonbToText, type PostgresConnection, runSchemaDdl } from './postgres-connection.js'
 
 const OPTIMISTIC_ATTEMPTS = 4
@@ -30,8 +30,11 @@ function ledgerStatements(s: string) {
     get: `SELECT doc FROM ${s}.ledger_docs WHERE kind = $1 AND ref = $2`,
     list: `SELECT doc FROM ${s}.ledger_docs WHERE kind = $1 ORDER BY ref`,
     lookup: `SELECT outcome FROM ${s}.ledger_keys WHERE key = $1`,
-    // The key's outcome and the document (with its version) in one round trip.
-    read: `SELECT d.doc, d.version, k.outcome FROM (SELECT 1) AS one
+    // The key's outcome, the document (with its version) and the related documents in one round trip.
+    read: `SELECT d.doc, d.version, k.outcome,
+        ARRAY(SELECT r.doc FROM unnest($4::text[], $5::text[]) WITH ORDINALITY AS x(kind, ref, i)
+              LEFT JOIN ${s}.ledger_docs r ON r.kind = x.kind AND r.ref = x.ref ORDER BY x.i) AS related
+      FROM (SELECT 1) AS one
       LEFT JOIN ${s}.ledger_docs d ON d.kind = $2 AND d.ref = $3
       LEFT JOIN ${s}.ledger_keys k ON k.key = $1`,
     // Applies only at the version read; then records the key and puts the extra documents, all in one statement.
@@ -54,127 +57,173 @@ type Change = ReturnType<LedgerMutation<unknown>>
 
 const parse = (text: string | null | undefined) => (text == null ? undefined : JSON.parse(text))
 
-/** The ledger store on an open connection; its tables are created on first use. */
-export function openPostgresLedgerStore(connection: PostgresConnection): DemoLedgerStore {
-  const { pool, guard, schema: s } = connection
-  const sql = ledgerStatements(s)
+type Related = readonly { kind: string; ref: string }[]
+
+/** What the ledger's steps share: the connection, its statements, and the tables made on first use. */
+interface LedgerDb {
+  connection: PostgresConnection
+  /** Resolves once the ledger's tables exist (before any statement, and before a transaction takes a client). */
+  ensureTables(): Promise<void>
+  run<R extends pg.QueryResultRow>(
+    name: keyof ReturnType<typeof ledgerStatements>,
+    values: unknown[],
+  ): Promise<pg.QueryResult<R>>
+}
+
+function ledgerDb(connection: PostgresConnection): LedgerDb {
+  const sql = ledgerStatements(connection.schema)
   let ready: Promise<void> | undefined
-  // Before any ledger statement (and before a transaction takes a pooled client): the tables exist.
   const ensureTables = () => {
-    ready ??= runSchemaDdl(connection, 'tollgate_provider_ledger_schema', ledgerSchemaSql(s)).catch((e: unknown) => {
-      ready = undefined
-      throw e
-    })
+    ready ??= runSchemaDdl(connection, 'tollgate_provider_ledger_schema', ledgerSchemaSql(connection.schema)).catch(
+      (e: unknown) => {
+        ready = undefined
+        throw e
+      },
+    )
     return ready
   }
-  const run = async <R extends pg.QueryResultRow>(name: keyof typeof sql, values: unknown[]) => {
-    await ensureTables()
-    return pool.query<R>({ name: `tollgate_ledger_${name}`, text: sql[name], values })
+  return {
+    connection,
+    ensureTables,
+    run: async <R extends pg.QueryResultRow>(name: keyof typeof sql, values: unknown[]) => {
+      await ensureTables()
+      return connection.pool.query<R>({ name: `tollgate_ledger_${name}`, text: sql[name], values })
+    },
   }
+}
 
-  const putArrays = (put: readonly LedgerDoc[] | undefined) => {
-    const docs = put ?? []
-    return [docs.map((d) => d.kind), docs.map((d) => d.ref), docs.map((d) => JSON.stringify(d.doc))]
+const putArrays = (put: readonly LedgerDoc[] | undefined) => {
+  const docs = put ?? []
+  return [docs.map((d) => d.kind), docs.map((d) => d.ref), docs.map((d) => JSON.stringify(d.doc))]
+}
+
+/** One optimistic attempt: the outcome, 'retry' when the document changed (or the key got recorded) meanwhile. */
+async function applyOptimistically(
+  db: LedgerDb,
+  key: string,
+  kind: string,
+  ref: string,
+  mutate: LedgerMutation<unknown>,
+  alsoRead: Related,
+): Promise<LedgerApplyResult<unknown> | 'retry' | 'locking'> {
+  const values = [key, kind, ref, alsoRead.map((d) => d.kind), alsoRead.map((d) => d.ref)]
+  type ReadRow = { doc: string | null; version: string | null; outcome: string | null; related: (string | null)[] }
+  const got = (await db.run<ReadRow>('read', values)).rows[0]
+  if (got?.outcome != null) return { outcome: parse(got.outcome), replayed: true }
+  // A missing document has no version to compare: that (rare) case takes the locking path.
+  if (got?.doc == null) return 'locking'
+  const change = mutate(parse(got.doc) as Doc, undefined, got.related.map(parse))
+  const outcome = change.record === false ? null : JSON.stringify(change.outcome)
+  const doc = change.doc === undefined ? null : JSON.stringify(change.doc)
+  try {
+    const written = await db.run<{ n: number }>('write', [
+      key,
+      kind,
+      ref,
+      doc,
+      got.version,
+      outcome,
+      ...putArrays(change.put),
+    ])
+    return written.rows[0]?.n === 1 ? { outcome: change.outcome, replayed: false } : 'retry'
+  } catch (error) {
+    // Another writer recorded this key (through another document) first: re-read, and replay it.
+    if ((error as { code?: string }).code === UNIQUE_VIOLATION) return 'retry'
+    throw error
   }
+}
 
-  /** One optimistic attempt: the outcome, or 'retry' when the document changed (or the key got recorded) meanwhile. */
-  const attempt = async (
-    key: string,
-    kind: string,
-    ref: string,
-    mutate: LedgerMutation<unknown>,
-  ): Promise<LedgerApplyResult<unknown> | 'retry' | 'locking'> => {
-    const got = (
-      await run<{ doc: string | null; version: string | null; outcome: string | null }>('read', [key, kind, ref])
-    ).rows[0]
-    if (got?.outcome != null) return { outcome: parse(got.outcome), replayed: true }
-    // A missing document has no version to compare: that (rare) case takes the locking path.
-    if (got?.doc == null) return 'locking'
-    const change = mutate(parse(got.doc) as Doc)
-    const outcome = change.record === false ? null : JSON.stringify(change.outcome)
-    const doc = change.doc === undefined ? null : JSON.stringify(change.doc)
-    try {
-      const n = (
-        await run<{ n: number }>('write', [key, kind, ref, doc, got.version, outcome, ...putArrays(change.put)])
-      ).rows[0]?.n
-      return n === 1 ? { outcome: change.outcome, replayed: false } : 'retry'
-    } catch (error) {
-      // Another writer recorded this key (through another document) first: re-read, and replay it.
-      if ((error as { code?: string }).code === UNIQUE_VIOLATION) return 'retry'
-      throw error
+/** Inside a transaction: the changed document, then the documents the change puts. */
+async function writeChange(c: pg.PoolClient, s: string, kind: string, ref: string, change: Change) {
+  if (change.doc !== undefined) {
+    await c.query(`UPDATE ${s}.ledger_docs SET doc = $1, version = version + 1 WHERE kind = $2 AND ref = $3`, [
+      JSON.stringify(change.doc),
+      kind,
+      ref,
+    ])
+  }
+  const [kinds, refs, docs] = putArrays(change.put)
+  if ((kinds as string[]).length > 0) {
+    await c.query(
+      `INSERT INTO ${s}.ledger_docs (kind, ref, doc) SELECT * FROM unnest($1::text[], $2::text[], $3::text[])
+       ON CONFLICT (kind, ref) DO UPDATE SET doc = excluded.doc, version = ${s}.ledger_docs.version + 1`,
+      [kinds, refs, docs],
+    )
+  }
+}
+
+/** The pessimistic path: the document's row lock serializes every keyed mutation of it. */
+async function applyLocked(
+  db: LedgerDb,
+  key: string,
+  kind: string,
+  ref: string,
+  mutate: LedgerMutation<unknown>,
+  alsoRead: Related,
+): Promise<LedgerApplyResult<unknown>> {
+  const s = db.connection.schema
+  await db.ensureTables()
+  return db.connection.transaction(async (c) => {
+    const got = await c.query(`SELECT doc FROM ${s}.ledger_docs WHERE kind = $1 AND ref = $2 FOR UPDATE`, [kind, ref])
+    const prior = await c.query(`SELECT outcome FROM ${s}.ledger_keys WHERE key = $1`, [key])
+    if (prior.rows[0] !== undefined) return { outcome: parse(prior.rows[0].outcome), replayed: true }
+    const related = []
+    for (const d of alsoRead) {
+      const r = await c.query(`SELECT doc FROM ${s}.ledger_docs WHERE kind = $1 AND ref = $2`, [d.kind, d.ref])
+      related.push(parse(r.rows[0]?.doc))
     }
-  }
-
-  const writeChange = async (c: pg.PoolClient, kind: string, ref: string, change: Change) => {
-    if (change.doc !== undefined) {
-      await c.query(`UPDATE ${s}.ledger_docs SET doc = $1, version = version + 1 WHERE kind = $2 AND ref = $3`, [
-        JSON.stringify(change.doc),
+    const change = mutate(parse(got.rows[0]?.doc) as Doc | undefined, undefined, related)
+    await writeChange(c, s, kind, ref, change)
+    if (change.record !== false) {
+      await c.query(`INSERT INTO ${s}.ledger_keys (key, kind, ref, outcome) VALUES ($1, $2, $3, $4)`, [
+        key,
         kind,
         ref,
+        JSON.stringify(change.outcome),
       ])
     }
-    const [kinds, refs, docs] = putArrays(change.put)
-    if ((kinds as string[]).length > 0) {
-      await c.query(
-        `INSERT INTO ${s}.ledger_docs (kind, ref, doc) SELECT * FROM unnest($1::text[], $2::text[], $3::text[])
-         ON CONFLICT (kind, ref) DO UPDATE SET doc = excluded.doc, version = ${s}.ledger_docs.version + 1`,
-        [kinds, refs, docs],
-      )
-    }
-  }
+    return { outcome: change.outcome, replayed: false }
+  })
+}
 
-  // The pessimistic path: the document's row lock serializes every keyed mutation of it.
-  const applyLocked = async (key: string, kind: string, ref: string, mutate: LedgerMutation<unknown>) => {
-    await ensureTables()
-    return connection.transaction(async (c): Promise<LedgerApplyResult<unknown>> => {
-      const got = await c.query(`SELECT doc FROM ${s}.ledger_docs WHERE kind = $1 AND ref = $2 FOR UPDATE`, [kind, ref])
-      const prior = await c.query(`SELECT outcome FROM ${s}.ledger_keys WHERE key = $1`, [key])
-      if (prior.rows[0] !== undefined) return { outcome: parse(prior.rows[0].outcome), replayed: true }
-      const change = mutate(parse(got.rows[0]?.doc) as Doc | undefined)
-      await writeChange(c, kind, ref, change)
-      if (change.record !== false) {
-        await c.query(`INSERT INTO ${s}.ledger_keys (key, kind, ref, outcome) VALUES ($1, $2, $3, $4)`, [
-          key,
-          kind,
-          ref,
-          JSON.stringify(change.outcome),
-        ])
-      }
-      return { outcome: change.outcome, replayed: false }
-    })
-  }
+/** Replaces a key's outcome and its document under both row locks (settlement; rare, so a plain transaction). */
+async function rewriteLocked<R>(db: LedgerDb, key: string, kind: string, ref: string, mutate: LedgerMutation<R>) {
+  const s = db.connection.schema
+  await db.connection.guard(db.ensureTables)
+  return db.connection.transaction(async (c): Promise<R | undefined> => {
+    const got = await c.query(`SELECT doc FROM ${s}.ledger_docs WHERE kind = $1 AND ref = $2 FOR UPDATE`, [kind, ref])
+    const prior = await c.query(`SELECT outcome FROM ${s}.ledger_keys WHERE key = $1 FOR UPDATE`, [key])
+    if (got.rows[0] === undefined || prior.rows[0] === undefined) return undefined
+    const change = mutate(parse(got.rows[0].doc) as Doc, parse(prior.rows[0].outcome) as R)
+    await writeChange(c, s, kind, ref, change as Change)
+    await c.query(`UPDATE ${s}.ledger_keys SET outcome = $1 WHERE key = $2`, [JSON.stringify(change.outcome), key])
+    return change.outcome
+  })
+}
 
+/** The ledger store on an open connection; its tables are created on first use. */
+export function openPostgresLedgerStore(connection: PostgresConnection): DemoLedgerStore {
+  const db = ledgerDb(connection)
+  const { guard } = connection
   return {
     kind: 'postgres',
-    seed: (docs) => guard(async () => void (await run('seed', putArrays(docs)))),
-    get: (kind, ref) => guard(async () => parse((await run<{ doc: string }>('get', [kind, ref])).rows[0]?.doc)),
-    list: (kind) => guard(async () => (await run<{ doc: string }>('list', [kind])).rows.map((r) => JSON.parse(r.doc))),
-    apply: <R>(key: string, kind: string, ref: string, mutate: LedgerMutation<R>) =>
+    seed: (docs) => guard(async () => void (await db.run('seed', putArrays(docs)))),
+    get: (kind, ref) => guard(async () => parse((await db.run<{ doc: string }>('get', [kind, ref])).rows[0]?.doc)),
+    list: (kind) =>
+      guard(async () => (await db.run<{ doc: string }>('list', [kind])).rows.map((r) => JSON.parse(r.doc))),
+    apply: <R>(key: string, kind: string, ref: string, mutate: LedgerMutation<R>, options?: ApplyOptions) =>
       guard(async () => {
         const m = mutate as LedgerMutation<unknown>
+        const alsoRead = options?.alsoRead ?? []
         for (let i = 0; i < OPTIMISTIC_ATTEMPTS; i++) {
-          const done = await attempt(key, kind, ref, m)
+          const done = await applyOptimistically(db, key, kind, ref, m, alsoRead)
           if (done === 'locking') break
           if (done !== 'retry') return done as LedgerApplyResult<R>
         }
-        return (await applyLocked(key, kind, ref, m)) as LedgerApplyResult<R>
+        return (await applyLocked(db, key, kind, ref, m, alsoRead)) as LedgerApplyResult<R>
       }),
     lookup: <R>(key: string) =>
-      guard(async () => parse((await run<{ outcome: string }>('lookup', [key])).rows[0]?.outcome) as R | undefined),
-    rewrite: async <R>(key: string, kind: string, ref: string, mutate: LedgerMutation<R>) => {
-      await guard(ensureTables)
-      return connection.transaction(async (c): Promise<R | undefined> => {
-        const got = await c.query(`SELECT doc FROM ${s}.ledger_docs WHERE kind = $1 AND ref = $2 FOR UPDATE`, [
-          kind,
-          ref,
-        ])
-        const prior = await c.query(`SELECT outcome FROM ${s}.ledger_keys WHERE key = $1 FOR UPDATE`, [key])
-        if (got.rows[0] === undefined || prior.rows[0] === undefined) return undefined
-        const change = mutate(parse(got.rows[0].doc) as Doc, parse(prior.rows[0].outcome) as R)
-        await writeChange(c, kind, ref, change as Change)
-        await c.query(`UPDATE ${s}.ledger_keys SET outcome = $1 WHERE key = $2`, [JSON.stringify(change.outcome), key])
-        return change.outcome
-      })
-    },
+      guard(async () => parse((await db.run<{ outcome: string }>('lookup', [key])).rows[0]?.outcome) as R | undefined),
+    rewrite: (key, kind, ref, mutate) => rewriteLocked(db, key, kind, ref, mutate),
   }
 }

@@ -1,25 +1,35 @@
 // One SQLite connection shared by the keys store and the demo ledger's store: opening (pragmas), the group-commit
 // writer and error wrapping. One process per file is the supported deployment.
+import { closeSync, fdatasync, fdatasyncSync, openSync } from 'node:fs'
 import Database from 'better-sqlite3'
 import { StoreError } from '../errors.js'
 
 /**
  * What a committed write survives. 'process-crash': WAL with synchronous=NORMAL — a commit survives the process
  * being killed, but a power loss or kernel crash may roll back the last commits (the WAL is synced only at
- * checkpoints). 'power-loss': synchronous=FULL — every commit is fsynced before it returns.
+ * checkpoints). 'power-loss': every commit's WAL frames are fdatasynced before any caller learns of that commit —
+ * what synchronous=FULL does, but off the event loop (see groupCommit).
  */
 export type SqliteDurability = 'process-crash' | 'power-loss'
 
 export interface SqliteSettings {
   durability: SqliteDurability
   journalMode: string
+  /** SQLite's own synchronous level, read back from the connection. */
   synchronous: 'NORMAL' | 'FULL' | string
+  /** When the WAL reaches the disk: 'every-commit' (fdatasync before answering) or 'checkpoint' (SQLite's NORMAL). */
+  walSync: 'every-commit' | 'checkpoint'
+}
+
+/** Internal seams for tests: the WAL sync (default fs.fdatasync). */
+export interface SqliteConnectionHooks {
+  fdatasync?: (fd: number, done: (error: Error | null) => void) => void
 }
 
 export interface SqliteConnection {
   readonly db: Database.Database
   readonly settings: SqliteSettings
-  /** Runs a read now; a database error becomes a StoreError. */
+  /** Runs a read now; answers once every commit it may have seen is durable. A database error becomes a StoreError. */
   read<T>(fn: () => T): Promise<T>
   /** Queues a write for the next group commit; resolves once that transaction committed. */
   write<T>(run: () => T): Promise<T>
@@ -32,8 +42,13 @@ const SYNCHRONOUS = ['OFF', 'NORMAL', 'FULL', 'EXTRA']
 const storeError = (cause: unknown) =>
   cause instanceof StoreError ? cause : new StoreError('SQLite store operation failed', { cause })
 
-/** Opens file (creating it) in WAL mode with the durability's synchronous level. RangeError for an unknown one. */
-export function openSqliteConnection(file: string, durability: SqliteDurability, schema: string): SqliteConnection {
+/** Opens file (creating it) in WAL mode for the durability. RangeError for an unknown one. */
+export function openSqliteConnection(
+  file: string,
+  durability: SqliteDurability,
+  schema: string,
+  hooks: SqliteConnectionHooks = {},
+): SqliteConnection {
   if (durability !== 'process-crash' && durability !== 'power-loss') {
     throw new RangeError("durability must be 'process-crash' or 'power-loss'")
   }
@@ -41,45 +56,115 @@ export function openSqliteConnection(file: string, durability: SqliteDurability,
   try {
     db = new Database(file)
     db.pragma('journal_mode = WAL')
-    db.pragma(durability === 'power-loss' ? 'synchronous = FULL' : 'synchronous = NORMAL')
+    // NORMAL for both: with 'power-loss' the WAL is fdatasynced after each group commit, before answering.
+    db.pragma('synchronous = NORMAL')
     db.pragma('busy_timeout = 5000')
     db.exec(schema)
   } catch (cause) {
     throw new StoreError('cannot open the SQLite store', { cause })
+  }
+  let walFd: number | undefined
+  if (durability === 'power-loss') {
+    try {
+      walFd = openSync(`${file}-wal`, 'r')
+    } catch (cause) {
+      db.close()
+      throw new StoreError('cannot open the SQLite store', { cause })
+    }
   }
   const sync = Number(db.pragma('synchronous', { simple: true }))
   const settings: SqliteSettings = {
     durability,
     journalMode: String(db.pragma('journal_mode', { simple: true })),
     synchronous: SYNCHRONOUS[sync] ?? String(sync),
+    walSync: walFd === undefined ? 'checkpoint' : 'every-commit',
   }
-  const writer = groupCommit(db)
+  const durable = walFd === undefined ? undefined : walSyncer(walFd, hooks.fdatasync ?? fdatasync)
+  const writer = groupCommit(db, durable)
   return {
     db,
     settings,
     read: <T>(fn: () => T): Promise<T> => {
+      let value: T
       try {
-        return Promise.resolve(fn())
+        value = fn()
       } catch (cause) {
         return Promise.reject(storeError(cause))
       }
+      // What the read saw may include commits whose WAL sync is still running: answer once they are durable.
+      return durable === undefined ? Promise.resolve(value) : durable.afterSyncOf(durable.committed()).then(() => value)
     },
     write: writer.write,
     close: () => {
-      // Writes already queued are committed (and answered) before the database closes.
+      // Writes already queued are committed, synced and answered before the database closes.
       writer.flush()
+      durable?.syncAndClose()
       if (db.open) db.close()
+    },
+  }
+}
+
+// The WAL sync of 'power-loss'. Each group commit takes the next sequence number; one fdatasync of the WAL file
+// (in libuv's thread pool, so the event loop keeps serving) makes every commit before it durable, and while one
+// runs, later commits wait for the next one — so a sync covers as many commits as arrived during the previous one.
+// fdatasync on any descriptor of the file flushes the pages SQLite wrote through its own.
+function walSyncer(fd: number, sync: NonNullable<SqliteConnectionHooks['fdatasync']>) {
+  let committed = 0
+  let synced = 0
+  let running = false
+  let closed = false
+  let waiters: { seq: number; resolve: () => void; reject: (e: unknown) => void }[] = []
+  const start = () => {
+    if (running || synced >= committed) return
+    running = true
+    const through = committed
+    sync(fd, (error) => {
+      running = false
+      if (closed) return closeSync(fd)
+      const ready = waiters.filter((w) => w.seq <= through)
+      waiters = waiters.filter((w) => w.seq > through)
+      if (error === null) {
+        synced = through
+        for (const w of ready) w.resolve()
+      } else {
+        // Not known to be on disk: those callers get an error (a retry with the same key finds the row, or not).
+        for (const w of ready) w.reject(new StoreError('SQLite store operation failed', { cause: error }))
+      }
+      start()
+    })
+  }
+  return {
+    committed: () => committed,
+    /** A group commit just committed: its sequence number. */
+    commit: () => ++committed,
+    /** Resolves once commit seq is on disk (at once when it already is). */
+    afterSyncOf: (seq: number): Promise<void> => {
+      if (seq <= synced) return Promise.resolve()
+      return new Promise((resolve, reject) => {
+        waiters.push({ seq, resolve, reject })
+        start()
+      })
+    },
+    syncAndClose: () => {
+      if (closed) return
+      fdatasyncSync(fd)
+      synced = committed
+      for (const w of waiters) w.resolve()
+      waiters = []
+      closed = true
+      // A sync still running in the thread pool closes the descriptor when it returns.
+      if (!running) closeSync(fd)
     },
   }
 }
 
 // Group commit. Writes issued in the same turn of the event loop run in one IMMEDIATE transaction, each inside
 // its own savepoint (better-sqlite3 nests a transaction function as a SAVEPOINT), and every caller is answered
-// only after that COMMIT returned — so a claim is still committed (fsynced with 'power-loss') before its caller
-// calls billing, and an outcome before the answer is sent. One failed write rolls back its savepoint only; a
-// failed COMMIT fails every write of the batch (none of them committed). Under load this turns one commit (and
-// one fsync) per write into one per batch.
-function groupCommit(db: Database.Database) {
+// only after that COMMIT returned and, with 'power-loss', after the WAL sync that covers it — so a claim is
+// durable before its caller calls billing, and an outcome before the answer is sent. One failed write rolls back
+// its savepoint only; a failed COMMIT fails every write of the batch (none of them committed). Under load this
+// turns one commit (and one fsync) per write into one per batch, and the fsync no longer stops the event loop.
+function groupCommit(db: Database.Database, durable: ReturnType<typeof walSyncer> | undefined) {
   interface QueuedWrite {
     run: () => unknown
     resolve: (value: unknown) => void
@@ -109,10 +194,15 @@ function groupCommit(db: Database.Database) {
       for (const item of items) item.reject(storeError(cause))
       return
     }
-    items.forEach((item, i) => {
-      const d = done[i] as Done
-      if (d.ok) item.resolve(d.value)
-      else item.reject(storeError(d.error))
+    const answer = () =>
+      items.forEach((item, i) => {
+        const d = done[i] as Done
+        if (d.ok) item.resolve(d.value)
+        else item.reject(storeError(d.error))
+      })
+    if (durable === undefined) return answer()
+    durable.afterSyncOf(durable.commit()).then(answer, (error: unknown) => {
+      for (const item of items) item.reject(error)
     })
   }
   const write = <T>(run: () => T): Promise<T> =>

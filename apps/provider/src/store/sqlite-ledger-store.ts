@@ -1,6 +1,7 @@
 // The demo ledger's store on SQLite: its own tables on the keys store's connection, writes in its group commit.
 import type Database from 'better-sqlite3'
-import type { DemoLedgerStore, LedgerApplyResult, LedgerDoc, LedgerMutation } from './ledger-store.js'
+import { StoreError } from '../errors.js'
+import type { ApplyOptions, DemoLedgerStore, LedgerApplyResult, LedgerDoc, LedgerMutation } from './ledger-store.js'
 import type { SqliteConnection } from './sqlite-connection.js'
 
 const SCHEMA = `
@@ -50,10 +51,17 @@ function ledgerTransactions(db: Database.Database, q: LedgerStatements) {
     }),
     // Runs inside the group commit's IMMEDIATE transaction: the write lock is held before the key is read.
     apply: db.transaction(
-      (key: string, kind: string, ref: string, mutate: LedgerMutation<unknown>): LedgerApplyResult<unknown> => {
+      (
+        key: string,
+        kind: string,
+        ref: string,
+        mutate: LedgerMutation<unknown>,
+        options: ApplyOptions | undefined,
+      ): LedgerApplyResult<unknown> => {
         const prior = readOutcome(key)
         if (prior !== undefined) return { outcome: prior, replayed: true }
-        const change = mutate(readDoc(kind, ref))
+        const related = (options?.alsoRead ?? []).map((d) => readDoc(d.kind, d.ref))
+        const change = mutate(readDoc(kind, ref), undefined, related)
         writeDocs(kind, ref, change)
         if (change.record !== false) q.keyPut.run(key, kind, ref, JSON.stringify(change.outcome))
         return { outcome: change.outcome, replayed: false }
@@ -73,15 +81,19 @@ function ledgerTransactions(db: Database.Database, q: LedgerStatements) {
 
 /** The ledger store on an open connection (creates its tables). */
 export function openSqliteLedgerStore(c: SqliteConnection): DemoLedgerStore {
-  c.db.exec(SCHEMA)
+  try {
+    c.db.exec(SCHEMA)
+  } catch (cause) {
+    throw new StoreError('cannot create the demo ledger tables', { cause })
+  }
   const tx = ledgerTransactions(c.db, prepareLedgerStatements(c.db))
   return {
     kind: 'sqlite',
     seed: (docs) => c.write(() => tx.seed(docs)),
     get: (kind, ref) => c.read(() => tx.readDoc(kind, ref)),
     list: (kind) => c.read(() => (tx.q.list.all(kind) as { doc: string }[]).map((r) => JSON.parse(r.doc) as Doc)),
-    apply: <R>(key: string, kind: string, ref: string, mutate: LedgerMutation<R>) =>
-      c.write(() => tx.apply(key, kind, ref, mutate as LedgerMutation<unknown>) as LedgerApplyResult<R>),
+    apply: <R>(key: string, kind: string, ref: string, mutate: LedgerMutation<R>, options?: ApplyOptions) =>
+      c.write(() => tx.apply(key, kind, ref, mutate as LedgerMutation<unknown>, options) as LedgerApplyResult<R>),
     lookup: <R>(key: string) => c.read(() => tx.readOutcome(key) as R | undefined),
     rewrite: <R>(key: string, kind: string, ref: string, mutate: LedgerMutation<R>) =>
       c.write(() => tx.rewrite(key, kind, ref, mutate as LedgerMutation<unknown>) as R | undefined),

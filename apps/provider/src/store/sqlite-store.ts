@@ -10,7 +10,7 @@ import {
 import { openSqliteLedgerStore } from './sqlite-ledger-store.js'
 import type { ClaimRequest, ClaimResult, OperationRow, Outcome, RefundRecord, Store } from './store.js'
 
-export type { SqliteDurability } from './sqlite-connection.js'
+export type { SqliteDurability, SqliteSettings } from './sqlite-connection.js'
 
 // result and refusal hold the JSON text as first written: a replay answers the same bytes.
 const SCHEMA = `
