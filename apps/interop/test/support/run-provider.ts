@@ -1,0 +1,39 @@
+// Runs one provider replica on the demo ledger as its own process:
+//   SIGNING_SECRET=… run-provider.ts --port N (--database-url postgres://… --schema S | --db FILE)
+// (the suites' stand-in for `fakemerchant --database-url`, which reads the same options). It prints
+// `provider listening on URL` to stderr and closes on SIGTERM.
+import { parseArgs } from 'node:util'
+import { startProvider } from '@tollgate/provider'
+
+const { values } = parseArgs({
+  options: {
+    port: { type: 'string', default: '0' },
+    'database-url': { type: 'string' },
+    schema: { type: 'string' },
+    db: { type: 'string' },
+    'public-host': { type: 'string' },
+  },
+  strict: true,
+})
+const secrets = (process.env.SIGNING_SECRET ?? '').split(',').filter((s) => s !== '')
+const databaseUrl = values['database-url']
+const provider = await startProvider({
+  secrets,
+  port: Number(values.port),
+  logger: false,
+  store:
+    databaseUrl !== undefined
+      ? {
+          kind: 'postgres',
+          connectionString: databaseUrl,
+          ...(values.schema !== undefined && { schema: values.schema }),
+        }
+      : { kind: 'sqlite', file: values.db ?? 'provider.sqlite' },
+  ...(values['public-host'] !== undefined && { publicHost: values['public-host'] }),
+})
+process.stderr.write(`provider listening on ${provider.url}\n`)
+const stop = () => {
+  void provider.close().then(() => process.exit(0))
+}
+process.once('SIGTERM', stop)
+process.once('SIGINT', stop)
