@@ -1,5 +1,5 @@
 // Runs one provider replica on the demo ledger as its own process:
-//   SIGNING_SECRET=… run-provider.ts --port N (--database-url postgres://… --schema S | --db FILE)
+//   SIGNING_SECRET=… run-provider.ts --port N (--database-url postgres://… --schema S | --db FILE) [--lease-ms N]
 // (the suites' stand-in for `fakemerchant --database-url`, which reads the same options). It prints
 // `provider listening on URL` to stderr and closes on SIGTERM.
 import { parseArgs } from 'node:util'
@@ -12,6 +12,7 @@ const { values } = parseArgs({
     schema: { type: 'string' },
     db: { type: 'string' },
     'public-host': { type: 'string' },
+    'lease-ms': { type: 'string' },
   },
   strict: true,
 })
@@ -30,6 +31,7 @@ const provider = await startProvider({
         }
       : { kind: 'sqlite', file: values.db ?? 'provider.sqlite' },
   ...(values['public-host'] !== undefined && { publicHost: values['public-host'] }),
+  ...(values['lease-ms'] !== undefined && { inProgressLeaseMs: Number(values['lease-ms']) }),
 })
 process.stderr.write(`provider listening on ${provider.url}\n`)
 const stop = () => {
