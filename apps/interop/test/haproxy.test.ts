@@ -3,7 +3,7 @@
 // refunds, and a replica SIGKILLed in the middle of a bounded load.
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -103,6 +103,16 @@ const refundArgs = (key: string, amountMinor: number) => ({
 })
 const CONTEXT = { correlationId: 'interop-haproxy', channel: 'email' }
 const textOf = (r: { content: { text?: string }[] }) => r.content[0]?.text
+
+test('the README shows the HAProxy configuration the suite uses', () => {
+  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8')
+  const shown = /The configuration the suite uses[^\n]*\n\n```\n([\s\S]*?)```/.exec(readme)?.[1]
+  const used = haproxyConfig([
+    { name: 'provider', bind: '127.0.0.1:8080', servers: ['127.0.0.1:12112', '127.0.0.1:12113'] },
+    { name: 'quenchz', bind: '127.0.0.1:8931', servers: ['127.0.0.1:8932', '127.0.0.1:8933'] },
+  ])
+  assert.equal(shown, used)
+})
 
 describe('two replicas of each server behind HAProxy (round-robin, no stickiness)', { skip: SKIP }, () => {
   const scratch = mkdtempSync(join(tmpdir(), 'tollgate-haproxy-'))
