@@ -74,7 +74,14 @@ export async function runConformance(url: string, era: Era, outDir: string, file
   child.stderr.setEncoding('utf8').on('data', (c: string) => {
     output += c
   })
-  const exitCode = await new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)))
+  const exitCode = await new Promise<number | null>((resolve) => {
+    child.once('close', (code) => resolve(code))
+    // npx missing from PATH: reported like a failed fetch.
+    child.once('error', (error) => {
+      output += `npm error ${error.message}\n`
+      resolve(null)
+    })
+  })
   const nodeVersion = /^(v\d+\.\d+\.\d+)$/m.exec(output)?.[1] ?? ''
   const scenarios = new Map<string, Check[]>()
   if (existsSync(outDir)) {
