@@ -23,6 +23,8 @@ import { type ServerProcess, startServerProcess } from './support/processes.js'
 const SECRET = 'srmps_interop_6b0c1f2e3d4a59687a9b8c7d6e5f4031'
 const ERAS: readonly Era[] = ['2025-11-25', '2026-07-28']
 const REQUIRED = process.env.TOLLGATE_REQUIRE_SERVICES === '1'
+const OVER_BUDGET = 'this caller has spent its share of the upstream budget'
+let overBudget = 0
 
 const scratch = mkdtempSync(join(tmpdir(), 'tollgate-conformance-'))
 let provider: RunningProvider | undefined
@@ -41,17 +43,33 @@ before(async () => {
   mkdirSync(recordings)
   writeFileSync(join(recordings, 'index.json'), '[]')
   const tokensFile = join(scratch, 'tokens.json')
+  // A budget that refills (60 calls a second): the suite makes some 60 calls, and answers after the caller's share
+  // is spent would test the budget instead of the protocol (the test asserts that none was refused for budget).
   quenchz = await startServerProcess(
     'quenchz',
-    ['--port', '0', '--tokens-file', tokensFile, '--source', 'recordings', '--recordings', recordings],
+    [
+      '--port',
+      '0',
+      '--tokens-file',
+      tokensFile,
+      '--source',
+      'recordings',
+      '--recordings',
+      recordings,
+      '--budget-clock',
+      'monotonic',
+    ],
     scratch,
     /^quenchz listening on (\S+)/m,
   )
   const tokens = JSON.parse(readFileSync(tokensFile, 'utf8')) as { tokens: { quietForThisResource: string } }
-  proxies.quenchz = await startCredentialProxy(quenchz.url, {
-    kind: 'bearer',
-    token: tokens.tokens.quietForThisResource,
-  })
+  proxies.quenchz = await startCredentialProxy(
+    quenchz.url,
+    { kind: 'bearer', token: tokens.tokens.quietForThisResource },
+    (body) => {
+      if (body.includes(OVER_BUDGET)) overBudget++
+    },
+  )
 })
 
 after(async () => {
@@ -97,6 +115,7 @@ for (const server of ['provider', 'quenchz'] as const) {
       )
       assert.deepEqual(verdict.stale, [], `listed for ${server}@${era} but passing now: remove them from the list`)
       assert.ok(verdict.passed > 30, `only ${verdict.passed} checks passed`)
+      assert.equal(overBudget, 0, 'quenchz refused calls for budget: the run tested the budget, not the protocol')
       t.diagnostic(`${server}@${era}: ${verdict.passed} checks passed, ${verdict.excused} not applicable`)
     })
   }

@@ -26,7 +26,12 @@ function forwardable(headers: IncomingHttpHeaders): Record<string, string | stri
 }
 
 /** Starts a proxy on 127.0.0.1:0 in front of `target` (a URL whose origin is used; the path comes from the client). */
-export async function startCredentialProxy(target: string, credential: Credential): Promise<CredentialProxy> {
+export async function startCredentialProxy(
+  target: string,
+  credential: Credential,
+  /** Sees each answer's body (first 64 KiB) once it is complete. */
+  onAnswer?: (body: string) => void,
+): Promise<CredentialProxy> {
   const upstream = new URL(target)
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = []
@@ -47,6 +52,14 @@ export async function startCredentialProxy(target: string, credential: Credentia
         { host: upstream.hostname, port: upstream.port, method, path: req.url, headers },
         (answer) => {
           res.writeHead(answer.statusCode ?? 502, forwardable(answer.headers))
+          if (onAnswer !== undefined) {
+            let seen = ''
+            answer.setEncoding('utf8')
+            answer.on('data', (c: string) => {
+              if (seen.length < 65_536) seen += c
+            })
+            answer.on('end', () => onAnswer(seen))
+          }
           // Streams (SSE) pass through as they come.
           answer.pipe(res)
         },
