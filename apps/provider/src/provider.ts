@@ -1,20 +1,28 @@
 // startProvider: wires signing admission, the two MCP legs, the rules, the store and the billing port.
-import { createServer as createHttpServer, type Server } from 'node:http'
+import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { toNodeHandler } from '@modelcontextprotocol/node'
 import { createMcpHandler } from '@modelcontextprotocol/server'
+import {
+  BodyReader,
+  type ConnectionLimits,
+  createLimitedServer,
+  createMcpEndpoint,
+  defaultAllowList,
+  LegacySessions,
+  type SessionStore,
+} from '@tollgate/mcp-endpoint'
 import { SignatureVerifier, type SigningEnvironment, secretEnvironment } from '@tollgate/signing'
 import type { Logger } from 'pino'
 import { DemoLedger, type DemoLedgerOptions } from './billing/demo-ledger.js'
 import type { BillingPort } from './billing/port.js'
 import { NoSecretError } from './errors.js'
 import { createAdmission } from './http/authorize.js'
-import { createHandler } from './http/handler.js'
-import { LegacySessions } from './http/legacy-sessions.js'
 import { createModernFastPath } from './http/modern-fast-path.js'
 import { createServer } from './mcp/create-server.js'
 import { listedTools } from './mcp/tool-table.js'
 import { ProviderRules } from './rules/provider-rules.js'
+import { PgSessionStore } from './store/pg-session-store.js'
 import { openPostgresStore } from './store/postgres-store.js'
 import { startPurgeJob } from './store/purge.js'
 import { openSqliteStore, type SqliteDurability } from './store/sqlite-store.js'
@@ -64,8 +72,26 @@ export interface ProviderOptions {
   sessionIdleTtlMs?: number
   /** Most open legacy sessions; default 1000. */
   maxSessions?: number
+  /**
+   * MAC key of 2025-era session ids (≥ 32 characters), the same on every replica. Default: random per process
+   * (sessions then live only on this process).
+   */
+  sessionKey?: string
+  /** Where open 2025-era sessions are recorded. Default: the PostgreSQL database with a postgres store, else memory. */
+  sessionStore?: SessionStore
   /** Largest accepted request body; default 1 MiB (larger → 413). */
   maxBodyBytes?: number
+  /** The whole body must arrive within this many ms (else 408); default 30 000. */
+  bodyTimeoutMs?: number
+  /** At most this many request bodies being received at once (else 503); default 256. */
+  maxUnfinishedBodies?: number
+  /** Header timeout, request timeout, keep-alive and connection caps (see @tollgate/mcp-endpoint). */
+  connections?: ConnectionLimits
+  /**
+   * Host names this server answers for, besides localhost, 127.0.0.1, [::1], publicHost and the listen host (a
+   * foreign Host gets 421, a foreign Origin 403). false turns the check off (only behind a proxy that checks).
+   */
+  allowedHosts?: readonly string[] | false
   /** Answer well-formed 2026-07-28 tools/call requests without a per-request McpServer (same bytes). Default true. */
   modernFastPath?: boolean
   /** Clock for rules, ledger and purge (epoch ms); signatures always use the real clock. */
@@ -79,6 +105,8 @@ export interface RunningProvider {
   store: Store
   billing: BillingPort
   rules: ProviderRules
+  /** Counters a test or bench can read: how many modern calls the fast path answered. */
+  diagnostics: { readonly fastPathAnswered: number }
   close(): Promise<void>
 }
 
@@ -107,8 +135,9 @@ export async function startProvider(options: ProviderOptions): Promise<RunningPr
     throw new RangeError('retentionDays must be a whole number ≥ 30')
   const path = options.path ?? '/mcp'
   if (!path.startsWith('/')) throw new RangeError("path must start with '/'")
-  const admit = createAdmission({
+  const admission = createAdmission({
     verifier,
+    environment,
     ...(options.publicHost !== undefined && { publicHost: options.publicHost }),
     ...(options.stripPrefix !== undefined && { stripPrefix: options.stripPrefix }),
     ...(options.bearerToken !== undefined && { bearerToken: options.bearerToken }),
@@ -138,37 +167,79 @@ export async function startProvider(options: ProviderOptions): Promise<RunningPr
       responseMode: options.responseMode ?? 'auto',
       onerror: (e) => logger?.debug({ err_name: e.name }, 'mcp protocol error'),
     })
+    const sessionStore =
+      options.sessionStore ??
+      (options.store?.kind === 'postgres'
+        ? await PgSessionStore.open({
+            connectionString: options.store.connectionString,
+            ...(options.store.schema !== undefined && { schema: options.store.schema }),
+          })
+        : undefined)
     const legacy = new LegacySessions({
       createServer: () => createServer({ rules, tools, logger, era: 'legacy' }),
       jsonResponses: (options.legacyResponseMode ?? 'json') === 'json',
       now,
-      ...(options.sessionIdleTtlMs !== undefined && { idleTtlMs: options.sessionIdleTtlMs }),
+      ...(sessionStore !== undefined && { store: sessionStore }),
+      ...(options.sessionKey !== undefined && { sessionKey: options.sessionKey }),
+      ...(options.sessionIdleTtlMs !== undefined && { idleMs: options.sessionIdleTtlMs }),
       ...(options.maxSessions !== undefined && { maxSessions: options.maxSessions }),
+      onError: (e) => logger?.debug({ err_name: e instanceof Error ? e.name : 'unknown' }, 'legacy session error'),
     })
-    const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024
-    const handler = createHandler({
+    const bodyReader = new BodyReader({
+      maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
+      ...(options.bodyTimeoutMs !== undefined && { bodyTimeoutMs: options.bodyTimeoutMs }),
+      ...(options.maxUnfinishedBodies !== undefined && { maxUnfinishedBodies: options.maxUnfinishedBodies }),
+    })
+    const listenHost = options.host ?? '127.0.0.1'
+    const endpoint = createMcpEndpoint({
       path,
-      maxBodyBytes,
-      admit,
+      allowList:
+        options.allowedHosts === false
+          ? false
+          : defaultAllowList([
+              ...(options.publicHost !== undefined ? [options.publicHost] : []),
+              ...(listenHost !== '0.0.0.0' && listenHost !== '::' ? [listenHost] : []),
+              ...(options.allowedHosts ?? []),
+            ]),
+      body: bodyReader,
+      // Money is integer minor units: a number written 2000.0 or 2e3 is refused with the rest of the strict rules.
+      json: { maxDepth: 64, integersOnly: true },
+      admitHeaders: admission.admitHeaders,
+      admitBody: admission.admitBody,
       modern: toNodeHandler(mcp),
       // The fast path answers JSON, as the SDK does in 'auto' and 'json' modes; 'sse' stays with the SDK.
       ...(options.modernFastPath !== false &&
         options.responseMode !== 'sse' && {
-          fastPath: createModernFastPath({ rules, tools, logger, era: 'modern' }, maxBodyBytes),
+          fastPath: createModernFastPath({ rules, tools, logger, era: 'modern' }),
         }),
       legacy,
-      logger,
+      refusalBody: providerEnvelope,
+      onEvent: (event) => {
+        if (event.kind === 'refused-admission')
+          // reason is for metrics only; the caller gets the same fixed body whatever failed.
+          logger?.warn({ reason: event.reason, stage: event.stage }, 'request rejected: credentials')
+        else if (event.kind !== 'fast-path') logger?.info(event, 'request refused')
+      },
     })
-    const server: Server = createHttpServer((req, res) => {
-      handler(req, res).catch((error: unknown) => {
-        logger?.error({ err_name: error instanceof Error ? error.name : 'unknown' }, 'request failed')
-        if (!res.headersSent) {
-          const body = '{"error":{"code":"internal_error","message":"the provider failed","retryable":true}}'
-          res.writeHead(500, { 'content-type': 'application/json' }).end(body)
-        } else res.destroy()
-      })
-    })
-    server.keepAliveTimeout = 65_000
+    // Paths other than the MCP path (e.g. REST routes on the same port) are dispatched here.
+    const otherPaths = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+      req.resume()
+      const body = providerEnvelope(404, 'not_found', 'no such endpoint')
+      res.writeHead(404, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body)
+    }
+    const server: Server = createLimitedServer(
+      (req, res) => {
+        endpoint.handle(req, res, otherPaths).catch((error: unknown) => {
+          logger?.error({ err_name: error instanceof Error ? error.name : 'unknown' }, 'request failed')
+          if (!res.headersSent) {
+            const body = '{"error":{"code":"internal_error","message":"the provider failed","retryable":true}}'
+            res.writeHead(500, { 'content-type': 'application/json' }).end(body)
+          } else res.destroy()
+        })
+      },
+      // 65 s keep-alive: longer than the usual load balancer idle timeout (60 s), so the balancer closes first.
+      { keepAliveTimeoutMs: 65_000, ...options.connections },
+    )
     const purge = startPurgeJob({ store, retentionDays, now, logger })
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject)
@@ -187,10 +258,15 @@ export async function startProvider(options: ProviderOptions): Promise<RunningPr
       store,
       billing,
       rules,
+      diagnostics: {
+        get fastPathAnswered() {
+          return endpoint.fastPathAnswered
+        },
+      },
       close: () => {
         closing ??= (async () => {
           await purge.stop()
-          await legacy.closeAll()
+          await legacy.close()
           await mcp.close().catch(() => {})
           server.closeAllConnections()
           await new Promise<void>((resolve) => server.close(() => resolve()))
@@ -203,4 +279,11 @@ export async function startProvider(options: ProviderOptions): Promise<RunningPr
     await store.close().catch(() => {})
     throw error
   }
+}
+
+/** The provider's error envelope, for refusals made before any MCP exchange (404, 408, 413, 503). */
+function providerEnvelope(status: number, code: string, message: string): string {
+  const envelopeCode = status === 404 ? 'not_found' : status === 503 ? 'unavailable' : 'invalid_request'
+  void code
+  return JSON.stringify({ error: { code: envelopeCode, message, retryable: status === 503 || status === 408 } })
 }

@@ -218,16 +218,22 @@ for (const era of ERAS) {
       assert.equal(r.structuredContent?.effective_at, null)
     })
 
-    test('an amount written as a float is refused by input validation', async () => {
-      const r = await client.callTool('sr_refund', {
-        request: {
-          transaction_ref: 'ch_1001',
-          amount: { amount_minor: 20.5, currency: 'USD' },
-          reason: 'service_issue',
-          dry_run: true,
-        },
-      })
-      assert.equal(r.isError, true)
+    test('an amount written as a float is refused at the door (strict integers-only parse), changing nothing', async () => {
+      const before = await client.callTool('sr_get_transaction', { transaction_ref: 'ch_1001' })
+      await assert.rejects(
+        client.callTool('sr_refund', {
+          idempotency_key: 'k-float-amount-000000000001',
+          request: {
+            transaction_ref: 'ch_1001',
+            amount: { amount_minor: 20.5, currency: 'USD' },
+            reason: 'service_issue',
+            dry_run: false,
+          },
+        }),
+        /Parse error|-32700/,
+      )
+      const afterward = await client.callTool('sr_get_transaction', { transaction_ref: 'ch_1001' })
+      assert.deepEqual(afterward.structuredContent, before.structuredContent)
     })
   })
 }

@@ -1,61 +1,21 @@
+// The Host/Origin allow-list lives in @tollgate/mcp-endpoint (one door for every server); re-exported here so the
+// gate's public API is unchanged. hostGuard keeps the gate's own error class for an empty list.
+import { hostGuard as endpointHostGuard, type HostAllowList, type HostVerdict } from '@tollgate/mcp-endpoint'
 import { GateConfigError } from './errors.js'
 
-/** Verdict of the DNS-rebinding guard. */
-export type HostVerdict = { ok: true } | { ok: false; status: 421 | 403; body: string }
+export {
+  allowListFor,
+  defaultAllowList,
+  type HostAllowList,
+  type HostVerdict,
+  loopbackAllowList,
+} from '@tollgate/mcp-endpoint'
 
-/** Explicit allow-lists; nothing is allowed by default. */
-export interface HostAllowList {
-  /** Patterns `host`, `host:port` or `host:*` (any port). Matching is case-insensitive. */
-  hosts: readonly string[]
-  /** Patterns `scheme://host`, `scheme://host:port` or `scheme://host:*`. A request without Origin passes. */
-  origins: readonly string[]
-}
-
-/** The loopback allow-list: 127.0.0.1, localhost and [::1], bare or with any port, and their http origins. */
-export function loopbackAllowList(): HostAllowList {
-  const hosts = ['127.0.0.1', '127.0.0.1:*', 'localhost', 'localhost:*', '[::1]', '[::1]:*']
-  return { hosts, origins: hosts.map((h) => `http://${h}`) }
-}
-
-/**
- * The allow-list for one bind host: `[host, host:*]` and their http origins. An IPv6 literal is bracketed, because
- * that is how it arrives in a Host header (`[::1]:8931`); unbracketed it would match nothing.
- */
-export function allowListFor(host: string): HostAllowList {
-  const name = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host
-  const hosts = [name, `${name}:*`]
-  return { hosts, origins: hosts.map((h) => `http://${h}`) }
-}
-
-/**
- * Builds the guard against DNS rebinding. A foreign or missing Host gets 421 (Misdirected Request: this server
- * does not answer for that name); a present Origin outside the list gets 403. Nothing from the request is echoed.
- */
+/** The DNS-rebinding guard (see @tollgate/mcp-endpoint); an empty host list throws GateConfigError. */
 export function hostGuard(
   allow: HostAllowList,
 ): (headers: { host?: string | undefined; origin?: string | undefined }) => HostVerdict {
   if (allow.hosts.length === 0)
     throw new GateConfigError('the host allow-list is empty; name the hosts this server answers for')
-  const hostMatchers = allow.hosts.map(compile)
-  const originMatchers = allow.origins.map(compile)
-  return (headers) => {
-    const host = headers.host
-    if (host === undefined || !hostMatchers.some((m) => m(host.toLowerCase()))) {
-      return { ok: false, status: 421, body: 'Invalid Host header' }
-    }
-    const origin = headers.origin
-    if (origin !== undefined && !originMatchers.some((m) => m(origin.toLowerCase()))) {
-      return { ok: false, status: 403, body: 'Invalid Origin header' }
-    }
-    return { ok: true }
-  }
-}
-
-function compile(pattern: string): (value: string) => boolean {
-  const p = pattern.toLowerCase()
-  if (p.endsWith(':*')) {
-    const base = p.slice(0, -2)
-    return (v) => v.startsWith(`${base}:`) && /^\d{1,5}$/.test(v.slice(base.length + 1))
-  }
-  return (v) => v === p
+  return endpointHostGuard(allow)
 }

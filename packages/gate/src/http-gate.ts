@@ -1,12 +1,18 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { toNodeHandler, toWebRequest } from '@modelcontextprotocol/node'
-import { type AuthInfo, createMcpHandler, isLegacyRequest } from '@modelcontextprotocol/server'
-import type { Admission, Audience } from './audience.js'
+import { toNodeHandler } from '@modelcontextprotocol/node'
+import { type AuthInfo, createMcpHandler } from '@modelcontextprotocol/server'
+import {
+  type Admission,
+  createMcpEndpoint,
+  type EndpointEvent,
+  LegacySessions,
+  type SessionStore,
+} from '@tollgate/mcp-endpoint'
+import type { Audience } from './audience.js'
 import type { Budget } from './budget/fair-budget.js'
 import { GateError, TokenRefused } from './errors.js'
-import { type HostAllowList, hostGuard } from './host-allow-list.js'
+import type { HostAllowList } from './host-allow-list.js'
 import { buildGateServer, type FaultReporter } from './internal/gate-server.js'
-import { LegacySessions } from './internal/legacy-sessions.js'
 import { bearerChallenge, protectedResourceMetadata, resourceIdentity, UNAUTHORIZED_BODY } from './resource-metadata.js'
 import { type GatedTool, toolTable } from './tools.js'
 
@@ -38,6 +44,14 @@ export interface GateOptions {
   maxSessions?: number
   /** At most this many 2025-era sessions per caller (the oldest is closed); default 16. */
   maxSessionsPerCaller?: number
+  /** Where open 2025-era sessions are recorded: a {@link RedisSessionStore} for several replicas; default memory. */
+  sessionStore?: SessionStore
+  /** MAC key of session ids (≥ 32 bytes), the same on every replica; default random per process. */
+  sessionKey?: string | Uint8Array
+  /** The whole request body must arrive within this many ms (else 408); default 30 000. */
+  bodyTimeoutMs?: number
+  /** At most this many request bodies being received at once (else 503); default 256. */
+  maxUnfinishedBodies?: number
 }
 
 /** The gate as a node:http request listener, plus the addresses it derived. */
@@ -63,7 +77,6 @@ export function createGate(options: GateOptions): Gate {
     protectedResourceMetadata(identity.resource, options.authorizationServers ?? [options.audience.issuer]),
   )
   const challenge = bearerChallenge(identity)
-  const guard = hostGuard(options.allowList)
   const table = toolTable(options.tools)
   const emit = options.onEvent ?? (() => {})
   const onFault: FaultReporter = (code, tool, error) =>
@@ -87,64 +100,80 @@ export function createGate(options: GateOptions): Gate {
     onerror: (error) => emit({ kind: 'fault', code: 'adapter', error }),
   })
   const legacy = new LegacySessions({
-    build,
-    ...(options.sessionIdleMs !== undefined ? { idleMs: options.sessionIdleMs } : {}),
+    createServer: () => build(),
+    idleMs: options.sessionIdleMs ?? 15 * 60_000,
+    maxSessionsPerCaller: options.maxSessionsPerCaller ?? 16,
     ...(options.maxSessions !== undefined ? { maxSessions: options.maxSessions } : {}),
-    ...(options.maxSessionsPerCaller !== undefined ? { maxSessionsPerCaller: options.maxSessionsPerCaller } : {}),
+    ...(options.sessionStore !== undefined ? { store: options.sessionStore } : {}),
+    ...(options.sessionKey !== undefined ? { sessionKey: options.sessionKey } : {}),
     onError: (error) => emit({ kind: 'fault', code: 'legacy-transport', error }),
   })
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const verdict = guard({ host: req.headers.host, origin: header(req, 'origin') })
-    if (!verdict.ok) {
-      emit({ kind: 'refused-host', status: verdict.status })
-      return send(res, verdict.status, { 'content-type': 'text/plain; charset=utf-8' }, verdict.body)
+  // Bearer audience on the headers alone: a caller without a valid token never gets a body byte read.
+  async function admitHeaders(req: IncomingMessage): Promise<Admission> {
+    try {
+      const admission = await options.audience.admit(header(req, 'authorization'))
+      const authInfo: AuthInfo = {
+        token: admission.token,
+        clientId: admission.subject,
+        scopes: admission.scopes,
+        expiresAt: admission.expiresAt,
+        resource: new URL(admission.resource),
+      }
+      // Sessions are bound to the token's sub.
+      return { ok: true, caller: admission.subject, authInfo }
+    } catch (error) {
+      if (error instanceof TokenRefused) {
+        emit({ kind: 'refused-token', code: error.code, libraryError: error.libraryError })
+        return {
+          ok: false,
+          status: 401,
+          headers: { 'www-authenticate': challenge },
+          body: UNAUTHORIZED_BODY,
+          reason: error.code,
+        }
+      }
+      // Keys unavailable or anything unexpected: the server's fault, never dressed up as the caller's bad token.
+      emit({ kind: 'fault', code: error instanceof GateError ? error.code : 'audience', error })
+      return {
+        ok: false,
+        status: 503,
+        headers: { 'retry-after': '5' },
+        body: '{"error":"temporarily_unavailable"}',
+        reason: 'audience',
+      }
     }
-    const path = (req.url ?? '/').split('?')[0]
+  }
+
+  const endpoint = createMcpEndpoint({
+    path: identity.endpointPath,
+    allowList: options.allowList,
+    body: {
+      maxBodyBytes,
+      ...(options.bodyTimeoutMs !== undefined ? { bodyTimeoutMs: options.bodyTimeoutMs } : {}),
+      ...(options.maxUnfinishedBodies !== undefined ? { maxUnfinishedBodies: options.maxUnfinishedBodies } : {}),
+    },
+    admitHeaders,
+    modern,
+    legacy,
+    onEvent: (event: EndpointEvent) => {
+      // Body and parse refusals are the caller's and answered in full; only host refusals are gate events.
+      if (event.kind === 'refused-host') emit({ kind: 'refused-host', status: event.status })
+    },
+  })
+
+  // The unauthenticated RFC 9728 metadata document, and 404 for anything else; the Host/Origin guard ran first.
+  async function otherPath(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+    req.resume()
     if (path === identity.metadataPath) {
       if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, { allow: 'GET, HEAD' }, '')
       return send(res, 200, { 'content-type': 'application/json', 'cache-control': 'max-age=3600' }, metadata)
     }
-    if (path !== identity.endpointPath)
-      return send(res, 404, { 'content-type': 'text/plain; charset=utf-8' }, 'Not Found')
-    let admission: Admission
-    try {
-      admission = await options.audience.admit(header(req, 'authorization'))
-    } catch (error) {
-      if (error instanceof TokenRefused) {
-        emit({ kind: 'refused-token', code: error.code, libraryError: error.libraryError })
-        return send(res, 401, { 'www-authenticate': challenge, 'content-type': 'application/json' }, UNAUTHORIZED_BODY)
-      }
-      // Keys unavailable or anything unexpected: the server's fault, never dressed up as the caller's bad token.
-      emit({ kind: 'fault', code: error instanceof GateError ? error.code : 'audience', error })
-      return send(
-        res,
-        503,
-        { 'content-type': 'application/json', 'retry-after': '5' },
-        '{"error":"temporarily_unavailable"}',
-      )
-    }
-    const auth: AuthInfo = {
-      token: admission.token,
-      clientId: admission.subject,
-      scopes: admission.scopes,
-      expiresAt: admission.expiresAt,
-      resource: new URL(admission.resource),
-    }
-    const raw = await readBody(req, maxBodyBytes)
-    if (raw === undefined) {
-      return send(res, 413, { 'content-type': 'application/json', connection: 'close' }, TOO_LARGE)
-    }
-    // The body has been read once; both legs get a replay of the same bytes.
-    const replay = replayOf(req, raw, auth)
-    const parsed = parseOrUndefined(raw)
-    if (await isLegacyRequest(await toWebRequest(replay), parsed)) {
-      // The legacy transport takes the parsed body and never reads the (consumed) stream again.
-      ;(req as IncomingMessage & { auth?: AuthInfo }).auth = auth
-      await legacy.handle(req, res, parsed, admission.subject)
-    } else {
-      await modern(replay as unknown as IncomingMessage, res)
-    }
+    return send(res, 404, { 'content-type': 'text/plain; charset=utf-8' }, 'Not Found')
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    await endpoint.handle(req, res, otherPath)
   }
 
   return {
@@ -156,43 +185,6 @@ export function createGate(options: GateOptions): Gate {
       await legacy.close()
       await mcp.close()
     },
-  }
-}
-
-const TOO_LARGE = '{"jsonrpc":"2.0","error":{"code":-32000,"message":"Request body too large"},"id":null}'
-
-/** Reads the whole body, or undefined once it passes `max` bytes. */
-async function readBody(req: IncomingMessage, max: number): Promise<Buffer | undefined> {
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length
-    if (size > max) return undefined
-    chunks.push(chunk as Buffer)
-  }
-  return Buffer.concat(chunks)
-}
-
-// A structural stand-in for the request whose stream was consumed: a fresh iterator over the same bytes per use.
-function replayOf(req: IncomingMessage, raw: Buffer, auth: AuthInfo) {
-  return {
-    method: req.method,
-    url: req.url,
-    headers: req.headers,
-    auth,
-    async *[Symbol.asyncIterator]() {
-      if (raw.length > 0) yield raw
-    },
-  }
-}
-
-function parseOrUndefined(raw: Buffer): unknown {
-  if (raw.length === 0) return undefined
-  try {
-    return JSON.parse(raw.toString('utf8'))
-  } catch {
-    // Not JSON: the SDK's own parser answers it with the proper JSON-RPC parse error.
-    return undefined
   }
 }
 

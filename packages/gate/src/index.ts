@@ -29,7 +29,14 @@ export {
   KeysUnavailable,
   TokenRefused,
 } from './errors.js'
-export { allowListFor, type HostAllowList, type HostVerdict, hostGuard, loopbackAllowList } from './host-allow-list.js'
+export {
+  allowListFor,
+  defaultAllowList,
+  type HostAllowList,
+  type HostVerdict,
+  hostGuard,
+  loopbackAllowList,
+} from './host-allow-list.js'
 export { createGate, type Gate, type GateEvent, type GateOptions } from './http-gate.js'
 export { createInProcessIssuer, type InProcessIssuer, type MintOptions } from './in-process-issuer.js'
 export {
@@ -40,4 +47,5 @@ export {
   resourceIdentity,
   UNAUTHORIZED_BODY,
 } from './resource-metadata.js'
+export { RedisSessionStore } from './session-store-redis.js'
 export { type GatedTool, NO_SUCH_TOOL, OVER_BUDGET, type ToolOutcome } from './tools.js'

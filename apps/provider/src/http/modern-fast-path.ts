@@ -1,10 +1,11 @@
-// Fast path for the one request the platform sends most: a well-formed 2026-07-28 tools/call. It answers exactly
-// what the SDK's stateless modern leg answers for it (same validation through the same compiled schemas, same
-// result shape, resultType and serverInfo) without building an McpServer per request. Anything else — another
-// method, a header or envelope problem, an unknown tool, MRTR fields — returns
-// false untouched and the SDK answers it, so every error reply stays the SDK's own.
-import type { IncomingMessage, ServerResponse } from 'node:http'
-import { parsePlain } from '@tollgate/strict-json'
+// Fast path for the one request the platform sends most: a well-formed 2026-07-28 tools/call. It runs behind the
+// door (@tollgate/mcp-endpoint): the body is already admitted and parsed once, strictly, so it never parses. It
+// answers exactly what the SDK's stateless modern leg answers for it (same validation through the same compiled
+// schemas, same result shape, resultType and serverInfo) without building an McpServer per request. Anything else
+// — another method, a header or envelope problem, an unknown tool, MRTR fields — returns false untouched and the
+// SDK answers it from the same parsed message, so every error reply stays the SDK's own.
+import type { ServerResponse } from 'node:http'
+import type { AdmittedMessage } from '@tollgate/mcp-endpoint'
 import { runTool, SERVER_INFO, type ServerContext } from '../mcp/create-server.js'
 import type { ToolEntry } from '../mcp/tool-table.js'
 
@@ -18,9 +19,9 @@ const TOP_KEYS = new Set(['jsonrpc', 'id', 'method', 'params'])
 type Plain = Record<string, unknown>
 const isObject = (v: unknown): v is Plain => v !== null && typeof v === 'object' && !Array.isArray(v)
 
-export function createModernFastPath(ctx: ServerContext, maxBodyBytes: number) {
+export function createModernFastPath(ctx: ServerContext) {
   const byName = new Map<string, ToolEntry>(ctx.tools.map((t) => [t.tool.name, t]))
-  return async (req: IncomingMessage, raw: Buffer, res: ServerResponse): Promise<boolean> => {
+  return async ({ req, message: msg }: AdmittedMessage, res: ServerResponse): Promise<boolean> => {
     const h = req.headers
     if (h['mcp-method'] !== 'tools/call' || h['mcp-protocol-version'] !== MODERN) return false
     const name = h['mcp-name']
@@ -29,12 +30,6 @@ export function createModernFastPath(ctx: ServerContext, maxBodyBytes: number) {
       return false
     const entry = byName.get(name)
     if (entry === undefined) return false
-    let msg: unknown
-    try {
-      msg = parsePlain(raw, { maxBytes: maxBodyBytes, maxDepth: 64 })
-    } catch {
-      return false
-    }
     if (!isObject(msg) || msg.jsonrpc !== '2.0' || msg.method !== 'tools/call') return false
     if (Object.keys(msg).some((k) => !TOP_KEYS.has(k))) return false
     const id = msg.id

@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http'
+import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import {
   type Audience,
@@ -14,6 +14,7 @@ import {
   type HostAllowList,
   monotonicClock,
 } from '@tollgate/gate'
+import { createLimitedServer } from '@tollgate/mcp-endpoint'
 import { SERVER_INSTRUCTIONS } from '../rates/index.js'
 import { BUDGET, CALLERS, SERVER_INFO } from './constants.js'
 
@@ -68,16 +69,14 @@ export function quenchzGate(options: Omit<QuenchzServerOptions, 'port'>): Gate {
 export async function startQuenchz(options: QuenchzServerOptions): Promise<RunningQuenchz> {
   const host = options.host ?? '127.0.0.1'
   const gate = quenchzGate(options)
-  const server: Server = createServer((req, res) => {
+  // The endpoint's connection limits: 10 s for headers, 30 s for a whole request (slow-loris), capped connections.
+  const server: Server = createLimitedServer((req, res) => {
     gate.handle(req, res).catch((error: unknown) => {
       options.onEvent?.({ kind: 'fault', code: 'unhandled', error })
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' })
       res.end()
     })
   })
-  // Bound how long a client may take to send a request (slow-loris); answers such as SSE streams are not limited.
-  server.headersTimeout = 10_000
-  server.requestTimeout = 30_000
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
     server.listen(options.port, host, () => {

@@ -1,0 +1,202 @@
+// The 2025-era leg with sessions that live on any replica. The SDK's sessionful transport keeps its session in
+// one process's memory and cannot be rebuilt from an id, so this leg never keeps one: initialize mints a
+// self-verifying id (SessionIds) and records it in the shared SessionStore; every later request verifies the id,
+// checks the store (deleted? idle?) and is served by a fresh server over a stateless SDK transport, exactly like
+// the SDK's own stateless idiom. DELETE and idle expiry are records in the store, so every replica honours them.
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node'
+import { type AuthInfo, isInitializeRequest, type McpServer, type Server } from '@modelcontextprotocol/server'
+import { EndpointConfigError, SessionStoreError } from './errors.js'
+import { jsonRpcError } from './internal/answers.js'
+import { ownerHash, SessionIds } from './session-id.js'
+import { MemorySessionStore, type SessionStore } from './session-store.js'
+
+/** Who is calling, as admission established it: `caller` binds sessions; `authInfo` reaches the SDK handlers. */
+export interface Caller {
+  caller: string
+  authInfo?: AuthInfo
+}
+
+export interface LegacySessionsOptions {
+  /** A server for one request (the session's state lives in the store, not in the server). */
+  createServer: (caller: Caller) => McpServer | Server
+  /** Shared record of open sessions; default an in-memory store (one process). */
+  store?: SessionStore
+  /** MAC key of session ids, ≥ 32 bytes, the same on every replica; default random per process. */
+  sessionKey?: Uint8Array | string
+  /** A session unseen this long is closed. Default 300 000 ms. */
+  idleMs?: number
+  /** At most this many open sessions; initialize beyond it gets 503. Default 1000. */
+  maxSessions?: number
+  /** At most this many per caller; opening one more closes that caller's least recently seen. Default: no limit. */
+  maxSessionsPerCaller?: number
+  /** true: single JSON answers (default); false: SSE. */
+  jsonResponses?: boolean
+  now?: () => number
+  /** Transport and store faults (reporting only). */
+  onError?: (error: unknown) => void
+}
+
+function whole(name: string, value: number): number {
+  if (!Number.isSafeInteger(value) || value < 1) throw new EndpointConfigError(`${name} must be a whole number ≥ 1`)
+  return value
+}
+
+/** The message's id when it has one (for error answers), else null. */
+export function idOf(body: unknown): unknown {
+  if (body !== null && typeof body === 'object' && !Array.isArray(body) && 'id' in body)
+    return (body as { id: unknown }).id
+  return null
+}
+
+function isNotificationOnly(body: unknown): boolean {
+  const one = (m: unknown) =>
+    m !== null &&
+    typeof m === 'object' &&
+    !Array.isArray(m) &&
+    (m as { jsonrpc?: unknown }).jsonrpc === '2.0' &&
+    typeof (m as { method?: unknown }).method === 'string' &&
+    !('id' in m)
+  return Array.isArray(body) ? body.length > 0 && body.every(one) : one(body)
+}
+
+export class LegacySessions {
+  readonly store: SessionStore
+  readonly #ids: SessionIds
+  readonly #createServer: LegacySessionsOptions['createServer']
+  readonly #idleMs: number
+  readonly #maxSessions: number
+  readonly #maxPerCaller: number
+  readonly #json: boolean
+  readonly #now: () => number
+  readonly #onError: (error: unknown) => void
+
+  constructor(options: LegacySessionsOptions) {
+    this.#createServer = options.createServer
+    this.store = options.store ?? new MemorySessionStore()
+    this.#ids = new SessionIds(options.sessionKey)
+    this.#idleMs = whole('idleMs', options.idleMs ?? 300_000)
+    this.#maxSessions = whole('maxSessions', options.maxSessions ?? 1000)
+    this.#maxPerCaller = whole('maxSessionsPerCaller', options.maxSessionsPerCaller ?? Number.MAX_SAFE_INTEGER)
+    this.#json = options.jsonResponses ?? true
+    this.#now = options.now ?? Date.now
+    this.#onError = options.onError ?? (() => {})
+  }
+
+  /**
+   * One 2025-era request (POST with its already-parsed body, DELETE, or GET) from an admitted caller. The body is
+   * never read from `req` again.
+   */
+  async handle(req: IncomingMessage, res: ServerResponse, body: unknown, who: Caller): Promise<void> {
+    const method = req.method ?? 'GET'
+    const header = req.headers['mcp-session-id']
+    const sessionId = Array.isArray(header) ? undefined : header
+    if (method === 'GET') {
+      // No standalone SSE stream: a replica could not deliver another replica's notifications on it.
+      res.setHeader('allow', 'POST, DELETE')
+      return jsonRpcError(res, 405, -32000, 'Method not allowed.')
+    }
+    if (sessionId === undefined) {
+      if (method === 'POST' && isInitializeRequest(body)) return this.#initialize(req, res, body, who)
+      return jsonRpcError(res, 400, -32000, 'Bad Request: Mcp-Session-Id header is required', idOf(body))
+    }
+    const key = this.#ids.verify(sessionId, who.caller)
+    // A forged id and another caller's id are answered exactly like a closed one.
+    if (key === undefined) return jsonRpcError(res, 404, -32001, 'Session not found', idOf(body))
+    if (method === 'DELETE') {
+      const closed = await this.#store(() => this.store.close(key, this.#now(), this.#idleMs))
+      if (closed === undefined) return storeDown(res, body)
+      if (!closed) return jsonRpcError(res, 404, -32001, 'Session not found', null)
+      res.writeHead(200, { 'content-length': 0 }).end()
+      return
+    }
+    if (method !== 'POST') {
+      res.setHeader('allow', 'POST, DELETE')
+      return jsonRpcError(res, 405, -32000, 'Method not allowed.')
+    }
+    const open = await this.#store(() => this.store.touch(key, this.#now(), this.#idleMs))
+    if (open === undefined) return storeDown(res, body)
+    if (!open) return jsonRpcError(res, 404, -32001, 'Session not found', idOf(body))
+    if (isInitializeRequest(body))
+      return jsonRpcError(res, 400, -32600, 'Invalid Request: Server already initialized', idOf(body))
+    if (isNotificationOnly(body)) {
+      // notifications/initialized and friends change nothing in a per-request server: accepted, as the SDK does.
+      res.writeHead(202, { 'content-length': 0 }).end()
+      return
+    }
+    res.setHeader('mcp-session-id', sessionId)
+    await this.#serve(req, res, body, who, undefined)
+  }
+
+  async #initialize(req: IncomingMessage, res: ServerResponse, body: unknown, who: Caller): Promise<void> {
+    const { id, key } = this.#ids.mint(who.caller)
+    const opened = await this.#store(() =>
+      this.store.open(key, ownerOf(who), this.#now(), {
+        idleMs: this.#idleMs,
+        maxSessions: this.#maxSessions,
+        maxPerOwner: this.#maxPerCaller,
+      }),
+    )
+    if (opened === undefined) return storeDown(res, body)
+    if (!opened) return jsonRpcError(res, 503, -32000, 'Too many open sessions; try again later', idOf(body))
+    await this.#serve(req, res, body, who, id)
+    // The SDK refused the initialize (bad params…): no session was handed out, so none stays recorded.
+    if (res.statusCode !== 200)
+      await this.#store(() => this.store.close(key, this.#now(), this.#idleMs)).catch(() => {})
+  }
+
+  async #serve(req: IncomingMessage, res: ServerResponse, body: unknown, who: Caller, mintedId: string | undefined) {
+    const server = this.#createServer(who)
+    const transport = new NodeStreamableHTTPServerTransport({
+      sessionIdGenerator: mintedId === undefined ? undefined : () => mintedId,
+      enableJsonResponse: this.#json,
+    })
+    transport.onerror = (error) => this.#onError(error)
+    const teardown = () => {
+      transport.close().catch(() => {})
+      server.close().catch(() => {})
+    }
+    if (who.authInfo !== undefined) (req as IncomingMessage & { auth?: AuthInfo }).auth = who.authInfo
+    await server.connect(transport)
+    if (this.#json) {
+      try {
+        await transport.handleRequest(req, res, body)
+      } finally {
+        teardown()
+      }
+    } else {
+      res.once('close', teardown)
+      await transport.handleRequest(req, res, body)
+    }
+  }
+
+  async #store<T>(op: () => Promise<T>): Promise<T | undefined> {
+    try {
+      return await op()
+    } catch (error) {
+      this.#onError(new SessionStoreError({ cause: error }))
+      return undefined
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.store.dispose?.()
+  }
+}
+
+const ownerOf = (who: Caller) => ownerHashCached(who.caller)
+const ownerCache = new Map<string, string>()
+function ownerHashCached(caller: string): string {
+  let h = ownerCache.get(caller)
+  if (h === undefined) {
+    h = ownerHash(caller)
+    if (ownerCache.size > 10_000) ownerCache.clear()
+    ownerCache.set(caller, h)
+  }
+  return h
+}
+
+function storeDown(res: ServerResponse, body: unknown): void {
+  res.setHeader('retry-after', '5')
+  jsonRpcError(res, 503, -32000, 'Sessions are temporarily unavailable; retry shortly', idOf(body))
+}
