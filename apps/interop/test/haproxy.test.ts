@@ -33,8 +33,6 @@ const ISSUER = 'https://issuer.example.invalid'
 const RESOURCE = 'https://quenchz.invalid/mcp'
 const NO_SUCH_TOOL = 'no tool by that name is available to this caller'
 const OVER_BUDGET = 'this caller has spent its share of the upstream budget'
-/** 2025-era sessions that continue on another replica need helper door's replica-safe sessions (issue 9 §2). */
-const SESSIONS_TODO = "until door's replica-safe 2025-era sessions are merged, a session lives on one replica"
 
 async function probePostgres(): Promise<string | undefined> {
   const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 1500 })
@@ -138,7 +136,7 @@ describe('two replicas of each server behind HAProxy (round-robin, no stickiness
   const bearer = async (sub: string): Promise<Credential> => ({ kind: 'bearer', token: await jwks.token(sub) })
 
   before(async () => {
-    const env = { ...process.env, SIGNING_SECRET: SECRET }
+    const env = { ...process.env, SIGNING_SECRET: SECRET, SESSION_KEY: randomUUID() + randomUUID() }
     // One after the other: the first creates the schema and seeds the demo ledger, the second finds them.
     for (let i = 0; i < 2; i++) {
       providers.push(
@@ -170,9 +168,15 @@ describe('two replicas of each server behind HAProxy (round-robin, no stickiness
       'redis://127.0.0.1:6379',
       '--budget-prefix',
       redisProbe.prefix,
+      '--budget-clock',
+      'frozen',
     ]
+    // Sessions live in the budget's Redis; every replica verifies session ids with the same key.
+    const quenchzEnv = { ...process.env, QUENCHZ_SESSION_KEY: randomUUID() + randomUUID() }
     for (let i = 0; i < 2; i++)
-      quenchzes.push(await startServerProcess('quenchz', quenchzArgs, scratch, /^quenchz listening on (\S+) /m))
+      quenchzes.push(
+        await startServerProcess('quenchz', quenchzArgs, scratch, /^quenchz listening on (\S+) /m, quenchzEnv),
+      )
     const [pPort, qPort] = [await freePort(), await freePort()]
     const hostPort = (u: string) => new URL(u).host
     const config = haproxyConfig([
@@ -268,9 +272,7 @@ describe('two replicas of each server behind HAProxy (round-robin, no stickiness
     assert.equal(new Set(q.requests.map((r) => r.replica)).size, 2)
   })
 
-  test('the v1 client (2025-11-25) completes whole sessions across both replicas', {
-    todo: SESSIONS_TODO,
-  }, async () => {
+  test('the v1 client (2025-11-25) completes whole sessions across both replicas', async () => {
     const p = await connectClient('v1', providerUrl, HMAC)
     await p.listTools()
     const tx = await p.callTool('sr_get_transaction', { transaction_ref: 'ch_9001' })
@@ -280,22 +282,20 @@ describe('two replicas of each server behind HAProxy (round-robin, no stickiness
     assert.equal(refund.structuredContent?.status, 'succeeded')
     await p.close()
     // initialize, notifications/initialized, tools/list, two calls and DELETE: spread over both replicas, all answered.
-    assert.ok(
-      p.requests.every((r) => r.status < 300),
-      JSON.stringify(p.requests),
-    )
+    assert.ok(answered(p), JSON.stringify(p.requests))
     assert.equal(p.requests.at(-1)?.method, 'DELETE')
     assert.equal(new Set(p.requests.map((r) => r.replica)).size, 2)
     const q = await connectClient('v1', quenchzUrl, await bearer('agent-beta'))
     await q.listTools()
     assert.equal(textOf(await q.callTool('rates.nothing', {})), NO_SUCH_TOOL)
     await q.close()
-    assert.ok(
-      q.requests.every((r) => r.status < 300),
-      JSON.stringify(q.requests),
-    )
+    assert.ok(answered(q), JSON.stringify(q.requests))
     assert.equal(new Set(q.requests.map((r) => r.replica)).size, 2)
   })
+
+  /** Every request of a v1 session was answered; the client's optional GET stream is declined with 405 (none offered). */
+  const answered = (c: AnyClient) =>
+    c.requests.every((r) => (r.method === 'GET' ? r.status === 405 : r.status >= 200 && r.status < 300))
 
   test('50 concurrent same-key refunds through the balancer execute exactly one refund', async () => {
     const key = newKey()
@@ -387,7 +387,7 @@ describe('two replicas of each server behind HAProxy (round-robin, no stickiness
     t.diagnostic(`${keys.length} keys, ${retried} of them retried or verified after the kill`)
   })
 
-  test('2025-era sessions opened before the kill continue on the survivor', { todo: SESSIONS_TODO }, async () => {
+  test('2025-era sessions opened before the kill continue on the survivor', async () => {
     assert.equal(sessionsOnKilled.length, 4, 'every session opened')
     assert.ok(
       sessionsOnKilled.some((s) => s.replica === 'provider1'),
@@ -404,6 +404,12 @@ describe('two replicas of each server behind HAProxy (round-robin, no stickiness
   test('the fair budget across quenchz replicas stays exact when one is SIGKILLed midway', async () => {
     const keys = (await redisProbe.redis?.keys(`${redisProbe.prefix}*`)) ?? []
     if (keys.length > 0) await redisProbe.redis?.del(...keys) // earlier tests' calls: start from a full budget
+    // 2025-era sessions opened before the kill: one lands on each replica (listing is not charged).
+    const sessions = [
+      await connectClient('v1', quenchzUrl, await bearer('agent-beta')),
+      await connectClient('v1', quenchzUrl, await bearer('agent-beta')),
+    ]
+    assert.deepEqual(new Set(sessions.map((c) => c.requests[0]?.replica)), new Set(['quenchz1', 'quenchz2']))
     const alpha = await connectClient('v2', quenchzUrl, await bearer('agent-alpha'))
     const beta = await connectClient('v2', quenchzUrl, await bearer('agent-beta'))
     try {
@@ -424,5 +430,16 @@ describe('two replicas of each server behind HAProxy (round-robin, no stickiness
     assert.equal(quenchzes[0]?.child.signalCode, 'SIGKILL')
     const replicas = alpha.requests.map((r) => r.replica)
     assert.ok(replicas.slice(0, 10).includes('quenchz1') && replicas.slice(-10).every((r) => r === 'quenchz2'))
+    // Both sessions, including the one opened on the killed replica, continue on the survivor and end there.
+    for (const session of sessions) {
+      assert.deepEqual((await session.listTools()).map((t) => t.name).sort(), [
+        'calendar.why',
+        'rates.convert',
+        'rates.window',
+      ])
+      await session.close()
+      assert.ok(answered(session), JSON.stringify(session.requests))
+      assert.deepEqual(session.requests.at(-1), { method: 'DELETE', rpc: undefined, status: 200, replica: 'quenchz2' })
+    }
   })
 })

@@ -11,6 +11,7 @@ import {
   type Gate,
   type GatedTool,
   type GateEvent,
+  type GateOptions,
   type HostAllowList,
   monotonicClock,
 } from '@tollgate/gate'
@@ -34,6 +35,10 @@ export interface QuenchzServerOptions {
   /** Default `[host, host:*]` and their http origins. */
   allowList?: HostAllowList
   onEvent?: (event: GateEvent) => void
+  /** Where 2025-era sessions are recorded (Redis for several replicas); default memory. */
+  sessionStore?: GateOptions['sessionStore']
+  /** MAC key of 2025-era session ids (≥ 32 characters), the same on every replica; default random per process. */
+  sessionKey?: string
 }
 
 /** A listening quenchz server. */
@@ -62,6 +67,8 @@ export function quenchzGate(options: Omit<QuenchzServerOptions, 'port'>): Gate {
     budget: options.budget ?? quenchzBudget(options.budgetClock),
     allowList: options.allowList ?? allowListFor(host),
     ...(options.onEvent ? { onEvent: options.onEvent } : {}),
+    ...(options.sessionStore ? { sessionStore: options.sessionStore } : {}),
+    ...(options.sessionKey !== undefined ? { sessionKey: options.sessionKey } : {}),
   })
 }
 
