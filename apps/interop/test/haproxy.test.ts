@@ -136,7 +136,7 @@ describe('two replicas of each server behind HAProxy (round-robin, no stickiness
   const bearer = async (sub: string): Promise<Credential> => ({ kind: 'bearer', token: await jwks.token(sub) })
 
   before(async () => {
-    const env = { ...process.env, SIGNING_SECRET: SECRET, SESSION_KEY: randomUUID() + randomUUID() }
+    const env = { ...process.env, SIGNING_SECRET: SECRET, MCP_SESSION_KEY: randomUUID() + randomUUID() }
     // One after the other: the first creates the schema and seeds the demo ledger, the second finds them.
     for (let i = 0; i < 2; i++) {
       providers.push(
@@ -172,7 +172,7 @@ describe('two replicas of each server behind HAProxy (round-robin, no stickiness
       'frozen',
     ]
     // Sessions live in the budget's Redis; every replica verifies session ids with the same key.
-    const quenchzEnv = { ...process.env, QUENCHZ_SESSION_KEY: randomUUID() + randomUUID() }
+    const quenchzEnv = { ...process.env, MCP_SESSION_KEY: randomUUID() + randomUUID() }
     for (let i = 0; i < 2; i++)
       quenchzes.push(
         await startServerProcess('quenchz', quenchzArgs, scratch, /^quenchz listening on (\S+) /m, quenchzEnv),

@@ -18,7 +18,7 @@ const WARMUP = 300
 const APP = fileURLToPath(new URL('..', import.meta.url))
 
 // The provider runs twice: SQLite synchronous=FULL (power-loss, the default) and NORMAL (process-crash).
-type Kind = 'provider' | 'provider-pc' | 'bare' | 'raw'
+type Kind = 'provider' | 'provider-pc' | 'bare' | 'v1' | 'raw'
 const isProvider = (k: Kind) => k === 'provider' || k === 'provider-pc'
 
 async function startServer(kind: Kind): Promise<{ url: string; child: ChildProcess }> {
@@ -34,7 +34,9 @@ async function startServer(kind: Kind): Promise<{ url: string; child: ChildProce
       ? ['provider', 'power-loss']
       : kind === 'provider-pc'
         ? ['provider', 'process-crash']
-        : [kind]),
+        : kind === 'v1'
+          ? ['v1-sessionful']
+          : [kind]),
   ]
   const child = spawn(process.execPath, args, { cwd: APP, stdio: ['ignore', 'pipe', 'inherit'] })
   const url = await new Promise<string>((resolve, reject) => {
@@ -90,7 +92,7 @@ const JSON_HEADERS = { 'content-type': 'application/json', accept: 'application/
 
 type Tool = 'read' | 'refund'
 function toolCall(kind: Kind, tool: Tool): { name: string; args: Record<string, unknown> } {
-  if (kind === 'bare') return { name: 'noop', args: {} }
+  if (kind === 'bare' || kind === 'v1') return { name: 'noop', args: {} }
   if (tool === 'read') return { name: 'sr_get_transaction', args: { transaction_ref: 'ch_1001' } }
   return {
     name: 'sr_refund',
@@ -160,7 +162,6 @@ async function legacyAttempt(kind: Kind, url: URL, tool: Tool) {
     sh,
   )
   check(kind, r3, 200, 'tools/call')
-  // The bare stateless leg issues no session: its DELETE is a 405, as the digest observed.
   const r4 = await send(url, 'DELETE', '', sh)
   check(kind, r4, typeof session === 'string' ? 200 : kind === 'raw' ? 200 : 405, 'DELETE')
 }
@@ -205,20 +206,27 @@ const scenarios = [
 // too, with their no-op call of the same request shape — and keeps each server's median round, so a ratio compares
 // figures taken in the same minutes of a shared machine.
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
-const KINDS: Kind[] = ['raw', 'bare', 'provider', 'provider-pc']
+const KINDS: Kind[] = ['raw', 'bare', 'v1', 'provider', 'provider-pc']
+/**
+ * The peer each era is compared with: for 2026-07-28 the bare per-request SDK v2 server; for 2025-era attempts the
+ * official SDK v1's own sessionful server (a stateless peer, whose DELETE is a 405, would flatter the ratio).
+ */
+const peerOf = (era: 'modern' | 'legacy'): Kind => (era === 'legacy' ? 'v1' : 'bare')
+const kindsFor = (era: 'modern' | 'legacy'): Kind[] => KINDS.filter((k) => k !== (era === 'legacy' ? 'bare' : 'v1'))
 const servers = new Map<Kind, { url: string; child: ChildProcess }>()
 for (const kind of KINDS) servers.set(kind, await startServer(kind))
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0
 const results: Record<string, Partial<Record<Kind, Result>>> = {}
 // Per scenario and provider kind: the median over rounds of (provider ÷ baseline in the same round).
-const ratios: Record<string, Partial<Record<Kind, { bare: number; raw: number }>>> = {}
+const ratios: Record<string, Partial<Record<Kind, { bare: number; raw: number; range: [number, number] }>>> = {}
 try {
   for (const s of scenarios) {
     if (process.env.BENCH_ONLY !== undefined && !s.name.includes(process.env.BENCH_ONLY)) continue
     const rounds = new Map<Kind, Result[]>()
     for (let round = 0; round < ROUNDS; round++) {
       // Rotate the order each round so no server always runs first (or right after the same neighbour).
-      const order = KINDS.map((_, i) => KINDS[(i + round) % KINDS.length] as Kind)
+      const kinds = kindsFor(s.era)
+      const order = kinds.map((_, i) => kinds[(i + round) % kinds.length] as Kind)
       for (const kind of order) {
         const u = new URL(servers.get(kind)?.url as string)
         const r = await run(() => (s.era === 'modern' ? modernCall(kind, u, s.tool) : legacyAttempt(kind, u, s.tool)))
@@ -234,12 +242,17 @@ try {
       }
     }
     results[s.name] = row
-    const perRound = (kind: Kind, base: Kind) =>
-      median((rounds.get(kind) ?? []).map((r, i) => r.perSecond / ((rounds.get(base) ?? [])[i]?.perSecond ?? NaN)))
+    const roundRatios = (kind: Kind, base: Kind) =>
+      (rounds.get(kind) ?? []).map((r, i) => r.perSecond / ((rounds.get(base) ?? [])[i]?.perSecond ?? NaN))
+    const perRound = (kind: Kind, base: Kind) => median(roundRatios(kind, base))
     ratios[s.name] = {}
     for (const kind of ['provider', 'provider-pc'] as const) {
       if (rounds.has(kind))
-        (ratios[s.name] as Record<string, unknown>)[kind] = { bare: perRound(kind, 'bare'), raw: perRound(kind, 'raw') }
+        (ratios[s.name] as Record<string, unknown>)[kind] = {
+          bare: perRound(kind, peerOf(s.era)),
+          raw: perRound(kind, 'raw'),
+          range: [Math.min(...roundRatios(kind, peerOf(s.era))), Math.max(...roundRatios(kind, peerOf(s.era)))],
+        }
     }
   }
 } finally {
@@ -255,16 +268,22 @@ console.log(
 )
 console.log('unit: calls/s for modern single requests, attempts/s (4 requests each) for legacy')
 console.log('provider = SQLite durability power-loss (synchronous=FULL, default); provider-pc = process-crash (NORMAL)')
-console.log("×bare, ×raw: median over rounds of the ratio within one round (figures: each server's median round)")
+console.log(
+  "×peer, ×raw: median over rounds of the ratio within one round (figures: each server's median round); peer = bare SDK v2 (modern), SDK v1 sessionful server (legacy)",
+)
 for (const s of scenarios) {
   const row = results[s.name]
-  if (row?.bare === undefined || row.raw === undefined) continue
-  console.log(`${s.name}: bare SDK ${fmt(row.bare)} | raw HMAC ${fmt(row.raw)}`)
+  const peer = row?.[peerOf(s.era)]
+  if (peer === undefined || row?.raw === undefined) continue
+  const peerName = s.era === 'legacy' ? 'SDK v1 sessionful' : 'bare SDK'
+  console.log(`${s.name}: ${peerName} ${fmt(peer)} | raw HMAC ${fmt(row.raw)}`)
   for (const kind of ['provider', 'provider-pc'] as const) {
     const mine = row[kind]
     const ratio = ratios[s.name]?.[kind]
     if (mine === undefined || ratio === undefined) continue
-    console.log(`  ${kind.padEnd(12)} ${fmt(mine)} | ×bare ${ratio.bare.toFixed(2)} ×raw ${ratio.raw.toFixed(2)}`)
+    console.log(
+      `  ${kind.padEnd(12)} ${fmt(mine)} | ×peer ${ratio.bare.toFixed(2)} [${ratio.range[0].toFixed(2)}–${ratio.range[1].toFixed(2)}] ×raw ${ratio.raw.toFixed(2)}`,
+    )
   }
 }
 agent.destroy()

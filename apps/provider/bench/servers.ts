@@ -1,9 +1,11 @@
 // Bench servers, one per process (argv[2]): 'provider' (this package on a temp SQLite file; argv[3] is its durability,
 // 'power-loss' or 'process-crash'), 'bare' (SDK v2 as its
-// README shows: createMcpHandler, a new McpServer with one no-op tool per request) and 'raw' (node:http that only
+// README shows: createMcpHandler, a new McpServer with one no-op tool per request), 'v1-sessionful' (the official SDK
+// v1's own sessionful server, the 2025-era peer a user would pick) and 'raw' (node:http that only
 // verifies the HMAC: the floor). Prints "READY <url>" and serves until killed.
+import { randomUUID } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
-import { createServer } from 'node:http'
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -54,6 +56,8 @@ if (kind === 'provider') {
   })
   const node = toNodeHandler(handler)
   process.stdout.write(`READY ${await listen(createServer((req, res) => void node(req, res)))}\n`)
+} else if (kind === 'v1-sessionful') {
+  process.stdout.write(`READY ${await listen(await v1SessionfulServer())}\n`)
 } else if (kind === 'raw') {
   const verifier = new SignatureVerifier({ environment: 'sandbox', secrets: [BENCH_SECRET] })
   const server = createServer(async (req, res) => {
@@ -79,6 +83,54 @@ if (kind === 'provider') {
   })
   process.stdout.write(`READY ${await listen(server)}\n`)
 } else {
-  process.stderr.write('usage: servers.ts provider|bare|raw\n')
+  process.stderr.write('usage: servers.ts provider|bare|v1-sessionful|raw\n')
   process.exit(2)
+}
+
+/**
+ * The official SDK v1's sessionful Streamable HTTP server as its README wires it: a sessions map, a new McpServer and
+ * StreamableHTTPServerTransport (sessionIdGenerator) per initialize, the stored transport for later requests and
+ * DELETE. JSON answers (enableJsonResponse), as the provider's 2025-era leg gives by default. One no-op tool.
+ */
+async function v1SessionfulServer() {
+  const { McpServer: McpServerV1 } = await import('@modelcontextprotocol/sdk/server/mcp.js')
+  const { StreamableHTTPServerTransport } = await import('@modelcontextprotocol/sdk/server/streamableHttp.js')
+  const { isInitializeRequest } = await import('@modelcontextprotocol/sdk/types.js')
+  const transports = new Map<string, InstanceType<typeof StreamableHTTPServerTransport>>()
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = []
+    for await (const c of req) chunks.push(c as Buffer)
+    const text = Buffer.concat(chunks).toString('utf8')
+    const body = text === '' ? undefined : JSON.parse(text)
+    const sid = req.headers['mcp-session-id']
+    let transport = typeof sid === 'string' ? transports.get(sid) : undefined
+    if (transport === undefined && sid === undefined && isInitializeRequest(body)) {
+      const created = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        enableJsonResponse: true,
+        onsessioninitialized: (id) => {
+          transports.set(id, created)
+        },
+      })
+      created.onclose = () => {
+        if (created.sessionId !== undefined) transports.delete(created.sessionId)
+      }
+      const server = new McpServerV1({ name: 'v1-sessionful', version: '1.0.0' })
+      server.registerTool('noop', { description: 'does nothing' }, async () => ({
+        content: [{ type: 'text', text: 'ok' }],
+      }))
+      await server.connect(created)
+      transport = created
+    }
+    if (transport === undefined) {
+      res
+        .writeHead(400, { 'content-type': 'application/json' })
+        .end(
+          '{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: No valid session ID provided"},"id":null}',
+        )
+      return
+    }
+    await transport.handleRequest(req, res, body)
+  }
+  return createServer((req, res) => void handle(req, res))
 }

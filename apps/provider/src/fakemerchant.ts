@@ -74,6 +74,8 @@ async function main(): Promise<number> {
       ...(str('public-host') !== undefined && { publicHost: str('public-host') }),
       ...(str('strip-prefix') !== undefined && { stripPrefix: str('strip-prefix') }),
       ...(leaseMs !== undefined && { inProgressLeaseMs: leaseMs }),
+      // Replicas of one deployment share this key so a 2025-era session opened on one continues on another.
+      ...(process.env.MCP_SESSION_KEY !== undefined && { sessionKey: process.env.MCP_SESSION_KEY }),
       ...(retentionDays !== undefined && { retentionDays }),
       demoLedger: {
         ...(settleAfterMs !== undefined && { settleAfterMs }),

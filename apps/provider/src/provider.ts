@@ -18,7 +18,7 @@ import { DemoLedger, type DemoLedgerOptions } from './billing/demo-ledger.js'
 import type { BillingPort } from './billing/port.js'
 import { NoSecretError } from './errors.js'
 import { createAdmission } from './http/authorize.js'
-import { createModernFastPath } from './http/modern-fast-path.js'
+import { createLegacyFastPath, createModernFastPath } from './http/modern-fast-path.js'
 import { createServer } from './mcp/create-server.js'
 import { listedTools } from './mcp/tool-table.js'
 import { ProviderRules } from './rules/provider-rules.js'
@@ -92,7 +92,10 @@ export interface ProviderOptions {
    * foreign Host gets 421, a foreign Origin 403). false turns the check off (only behind a proxy that checks).
    */
   allowedHosts?: readonly string[] | false
-  /** Answer well-formed 2026-07-28 tools/call requests without a per-request McpServer (same bytes). Default true. */
+  /**
+   * Answer well-formed tools/call requests (2026-07-28, and 2025-era sessions in JSON mode) without a per-request
+   * McpServer (same bytes as the SDK). Default true.
+   */
   modernFastPath?: boolean
   /** Clock for rules, ledger and purge (epoch ms); signatures always use the real clock. */
   now?: () => number
@@ -105,8 +108,8 @@ export interface RunningProvider {
   store: Store
   billing: BillingPort
   rules: ProviderRules
-  /** Counters a test or bench can read: how many modern calls the fast path answered. */
-  diagnostics: { readonly fastPathAnswered: number }
+  /** Counters a test or bench can read: how many calls the fast paths answered (2026-07-28, 2025-era). */
+  diagnostics: { readonly fastPathAnswered: number; readonly legacyFastPathAnswered: number }
   close(): Promise<void>
 }
 
@@ -179,6 +182,11 @@ export async function startProvider(options: ProviderOptions): Promise<RunningPr
       createServer: () => createServer({ rules, tools, logger, era: 'legacy' }),
       jsonResponses: (options.legacyResponseMode ?? 'json') === 'json',
       now,
+      // The 2025-era fast path answers JSON too; SSE sessions stay with the SDK.
+      ...(options.modernFastPath !== false &&
+        options.legacyResponseMode !== 'sse' && {
+          fastPath: createLegacyFastPath({ rules, tools, logger, era: 'legacy' }),
+        }),
       ...(sessionStore !== undefined && { store: sessionStore }),
       ...(options.sessionKey !== undefined && { sessionKey: options.sessionKey }),
       ...(options.sessionIdleTtlMs !== undefined && { idleMs: options.sessionIdleTtlMs }),
@@ -261,6 +269,9 @@ export async function startProvider(options: ProviderOptions): Promise<RunningPr
       diagnostics: {
         get fastPathAnswered() {
           return endpoint.fastPathAnswered
+        },
+        get legacyFastPathAnswered() {
+          return legacy.fastPathAnswered
         },
       },
       close: () => {

@@ -1,8 +1,7 @@
 // Legacy sessions: capped, closed when idle, unknown ids answered 404, and SSE responses when configured.
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { signHeaders } from '@tollgate/signing'
-import { connect, SECRET, startTestProvider } from './helpers.js'
+import { connect, signedSend, startTestProvider } from './helpers.js'
 
 const INIT = JSON.stringify({
   jsonrpc: '2.0',
@@ -11,25 +10,7 @@ const INIT = JSON.stringify({
   params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
 })
 
-async function send(url: string, method: string, body: string, headers: Record<string, string> = {}) {
-  const u = new URL(url)
-  const res = await fetch(url, {
-    method,
-    ...(body !== '' && { body }),
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      ...headers,
-      ...signHeaders(SECRET, { method, host: u.host, path: u.pathname, body: Buffer.from(body), key: '' }),
-    },
-  })
-  return {
-    status: res.status,
-    session: res.headers.get('mcp-session-id'),
-    type: res.headers.get('content-type'),
-    text: await res.text(),
-  }
-}
+const send = signedSend
 
 test('sessions are capped (503 beyond the cap) and idle ones are closed to make room', async () => {
   let clock = 1_000_000

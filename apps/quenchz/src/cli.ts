@@ -143,9 +143,9 @@ export async function main(
     return EXIT.refused
   }
 
-  const sessionKey = env.QUENCHZ_SESSION_KEY
+  const sessionKey = env.MCP_SESSION_KEY
   if (sessionKey !== undefined && sessionKey.length < 32) {
-    io.stderr(`QUENCHZ_SESSION_KEY must be at least 32 characters (the MAC key of 2025-era session ids)\n${USAGE}`)
+    io.stderr(`MCP_SESSION_KEY must be at least 32 characters (the MAC key of 2025-era session ids)\n${USAGE}`)
     return EXIT.usage
   }
 
@@ -231,7 +231,7 @@ export async function main(
       port,
       budget: quenchzBudget(CLOCKS[clockName](), shared?.store),
       onEvent,
-      // With --budget-redis, 2025-era sessions live in the same Redis; replicas share QUENCHZ_SESSION_KEY.
+      // With --budget-redis, 2025-era sessions live in the same Redis; replicas share MCP_SESSION_KEY.
       ...(shared !== undefined && { sessionStore: shared.sessions }),
       ...(sessionKey !== undefined && { sessionKey }),
     })

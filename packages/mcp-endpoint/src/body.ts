@@ -8,7 +8,10 @@ export interface BodyLimits {
   maxBodyBytes?: number
   /** The whole body must arrive within this many ms of the reader starting. Default 30 000. */
   bodyTimeoutMs?: number
-  /** At most this many bodies being received at once; one more is refused 503. Default 256. */
+  /**
+   * At most this many bodies being received at once. One more cuts the one that has been arriving longest (503 to
+   * it), so a crowd of slow senders can never lock out callers whose bodies arrive at once. Default 256.
+   */
   maxUnfinishedBodies?: number
 }
 
@@ -50,7 +53,8 @@ export class BodyReader {
   readonly maxBodyBytes: number
   readonly bodyTimeoutMs: number
   readonly maxUnfinishedBodies: number
-  #unfinished = 0
+  // Bodies being received, oldest first (a Set keeps insertion order); each entry cuts its body.
+  readonly #unfinished = new Set<() => void>()
 
   constructor(limits: BodyLimits = {}) {
     this.maxBodyBytes = positiveInt('maxBodyBytes', limits.maxBodyBytes ?? 1_048_576)
@@ -60,7 +64,7 @@ export class BodyReader {
 
   /** Bodies being received right now. */
   get unfinished(): number {
-    return this.#unfinished
+    return this.#unfinished.size
   }
 
   /**
@@ -72,8 +76,10 @@ export class BodyReader {
     if (declared !== undefined && Number(declared) > this.maxBodyBytes)
       return Promise.resolve(refused('ERR_MCP_ENDPOINT_TOO_LARGE'))
     if (req.readableEnded) return Promise.resolve({ ok: true, body: Buffer.alloc(0) })
-    if (this.#unfinished >= this.maxUnfinishedBodies) return Promise.resolve(refused('ERR_MCP_ENDPOINT_BUSY'))
-    this.#unfinished++
+    if (this.#unfinished.size >= this.maxUnfinishedBodies) {
+      const oldest = this.#unfinished.values().next().value
+      oldest?.()
+    }
     return new Promise<BodyRead>((resolve) => {
       const chunks: Buffer[] = []
       let total = 0
@@ -81,7 +87,7 @@ export class BodyReader {
       const finish = (result: BodyRead) => {
         if (settled) return
         settled = true
-        this.#unfinished--
+        this.#unfinished.delete(cut)
         clearTimeout(timer)
         req.off('data', onData)
         req.off('end', onEnd)
@@ -103,6 +109,8 @@ export class BodyReader {
         if (!req.complete) onAbort()
       }
       const timer = setTimeout(() => finish(refused('ERR_MCP_ENDPOINT_BODY_TIMEOUT')), this.bodyTimeoutMs)
+      const cut = () => finish(refused('ERR_MCP_ENDPOINT_BUSY'))
+      this.#unfinished.add(cut)
       req.on('data', onData)
       req.on('end', onEnd)
       req.on('error', onAbort)

@@ -33,6 +33,11 @@ export interface LegacySessionsOptions {
   /** true: single JSON answers (default); false: SSE. */
   jsonResponses?: boolean
   now?: () => number
+  /**
+   * Answers a request on a verified, open session itself and returns true, or returns false untouched (the SDK then
+   * answers). Given the one parsed message; never re-reads the body.
+   */
+  fastPath?: (message: unknown, req: IncomingMessage, res: ServerResponse) => Promise<boolean>
   /** Transport and store faults (reporting only). */
   onError?: (error: unknown) => void
 }
@@ -70,6 +75,11 @@ export class LegacySessions {
   readonly #json: boolean
   readonly #now: () => number
   readonly #onError: (error: unknown) => void
+  readonly #fastPath: LegacySessionsOptions['fastPath']
+  #fastAnswered = 0
+  // The SDK's InitializeResult per requested protocol version, as it first wrote it (JSON mode only): it depends on
+  // nothing else, so later initializes are answered with the same bytes without building a server.
+  readonly #initializeResults = new Map<string, string>()
 
   constructor(options: LegacySessionsOptions) {
     this.#createServer = options.createServer
@@ -81,6 +91,12 @@ export class LegacySessions {
     this.#json = options.jsonResponses ?? true
     this.#now = options.now ?? Date.now
     this.#onError = options.onError ?? (() => {})
+    this.#fastPath = options.fastPath
+  }
+
+  /** How many requests the fast path answered (a diagnostic for tests and benches). */
+  get fastPathAnswered(): number {
+    return this.#fastAnswered
   }
 
   /**
@@ -125,6 +141,10 @@ export class LegacySessions {
       return
     }
     res.setHeader('mcp-session-id', sessionId)
+    if (this.#fastPath !== undefined && (await this.#fastPath(body, req, res))) {
+      this.#fastAnswered++
+      return
+    }
     await this.#serve(req, res, body, who, undefined)
   }
 
@@ -139,10 +159,69 @@ export class LegacySessions {
     )
     if (opened === undefined) return storeDown(res, body)
     if (!opened) return jsonRpcError(res, 503, -32000, 'Too many open sessions; try again later', idOf(body))
+    const requested = (body as { params?: { protocolVersion?: unknown } }).params?.protocolVersion
+    const cached = typeof requested === 'string' ? this.#initializeResults.get(requested) : undefined
+    const rid = idOf(body)
+    if (cached !== undefined && this.#acceptsJson(req) && (typeof rid === 'string' || typeof rid === 'number')) {
+      const out = `{"result":${cached},"jsonrpc":"2.0","id":${JSON.stringify(rid)}}`
+      res
+        .writeHead(200, {
+          'content-type': 'application/json',
+          'mcp-session-id': id,
+          'content-length': Buffer.byteLength(out),
+        })
+        .end(out)
+      this.#fastAnswered++
+      return
+    }
+    if (this.#json && typeof requested === 'string' && this.#initializeResults.size < 16) this.#capture(res, requested)
     await this.#serve(req, res, body, who, id)
     // The SDK refused the initialize (bad params…): no session was handed out, so none stays recorded.
     if (res.statusCode !== 200)
       await this.#store(() => this.store.close(key, this.#now(), this.#idleMs)).catch(() => {})
+  }
+
+  #acceptsJson(req: IncomingMessage): boolean {
+    const accept = req.headers.accept
+    const type = req.headers['content-type']
+    return (
+      this.#json &&
+      typeof accept === 'string' &&
+      accept.includes('application/json') &&
+      accept.includes('text/event-stream') &&
+      typeof type === 'string' &&
+      type.toLowerCase().startsWith('application/json')
+    )
+  }
+
+  /** Keeps the SDK's InitializeResult from a 200 JSON answer written to `res` (the server's own bytes, not input). */
+  #capture(res: ServerResponse, requested: string): void {
+    const chunks: Buffer[] = []
+    const keep = (chunk: unknown) => {
+      if (typeof chunk === 'string') chunks.push(Buffer.from(chunk))
+      else if (chunk instanceof Uint8Array) chunks.push(Buffer.from(chunk))
+    }
+    const write = res.write.bind(res) as (...args: unknown[]) => boolean
+    const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse
+    res.write = ((...args: unknown[]) => {
+      keep(args[0])
+      return write(...args)
+    }) as ServerResponse['write']
+    res.end = ((...args: unknown[]) => {
+      if (typeof args[0] !== 'function') keep(args[0])
+      if (res.statusCode === 200) {
+        try {
+          const answer = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+            result?: { protocolVersion?: unknown }
+          }
+          if (typeof answer.result?.protocolVersion === 'string')
+            this.#initializeResults.set(requested, JSON.stringify(answer.result))
+        } catch {
+          // Not a single JSON answer: nothing is kept.
+        }
+      }
+      return end(...args)
+    }) as ServerResponse['end']
   }
 
   async #serve(req: IncomingMessage, res: ServerResponse, body: unknown, who: Caller, mintedId: string | undefined) {

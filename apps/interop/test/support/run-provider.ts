@@ -1,5 +1,5 @@
 // Runs one provider replica on the demo ledger as its own process:
-//   SIGNING_SECRET=… [SESSION_KEY=…] run-provider.ts --port N (--database-url postgres://… --schema S | --db FILE) [--lease-ms N]
+//   SIGNING_SECRET=… [MCP_SESSION_KEY=…] run-provider.ts --port N (--database-url postgres://… --schema S | --db FILE) [--lease-ms N]
 // (the suites' stand-in for `fakemerchant --database-url`, which reads the same options). It prints
 // `provider listening on URL` to stderr and closes on SIGTERM.
 import { parseArgs } from 'node:util'
@@ -18,7 +18,7 @@ const { values } = parseArgs({
 })
 const secrets = (process.env.SIGNING_SECRET ?? '').split(',').filter((s) => s !== '')
 // The 2025-era session ids' MAC key, the same on every replica (from the environment: never on a command line).
-const sessionKey = process.env.SESSION_KEY
+const sessionKey = process.env.MCP_SESSION_KEY
 const databaseUrl = values['database-url']
 const provider = await startProvider({
   secrets,

@@ -308,9 +308,9 @@ describe('bad deployment values exit 2 with one line and the usage, echoing no s
     })
   }
 
-  test('a QUENCHZ_SESSION_KEY under 32 characters exits 2 naming the variable, never its value', async () => {
+  test('an MCP_SESSION_KEY under 32 characters exits 2 naming the variable, never its value', async () => {
     const lines: string[] = []
-    const env = { ...process.env, QUENCHZ_SESSION_KEY: 'hunter2-short-key' }
+    const env = { ...process.env, MCP_SESSION_KEY: 'hunter2-short-key' }
     const code = await main(['--tokens-file', 't.json'], {
       stderr: (l) => lines.push(l),
       serve: false,
@@ -320,7 +320,7 @@ describe('bad deployment values exit 2 with one line and the usage, echoing no s
     assert.equal(code, 2)
     assert.equal(
       lines.join('\n').split('\n')[0],
-      'QUENCHZ_SESSION_KEY must be at least 32 characters (the MAC key of 2025-era session ids)',
+      'MCP_SESSION_KEY must be at least 32 characters (the MAC key of 2025-era session ids)',
     )
     assert.doesNotMatch(lines.join('\n'), /hunter2/)
   })

@@ -1,6 +1,7 @@
 // Test fixture: a gate on 127.0.0.1 port 0 with tiny tools whose content does not matter (audience, reach, budget).
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import type { SessionStore } from '@tollgate/mcp-endpoint'
 import {
   type Budget,
   createAudience,
@@ -89,6 +90,8 @@ export async function startGate(
     issuer?: InProcessIssuer
     maxSessionsPerCaller?: number
     maxSessions?: number
+    sessionStore?: SessionStore
+    sessionKey?: string
   } = {},
 ): Promise<Running> {
   const issuer = overrides.issuer ?? (await createInProcessIssuer({ issuer: ISSUER, resource: RESOURCE }))
@@ -109,6 +112,8 @@ export async function startGate(
     allowList: loopbackAllowList(),
     ...(overrides.maxSessionsPerCaller !== undefined ? { maxSessionsPerCaller: overrides.maxSessionsPerCaller } : {}),
     ...(overrides.maxSessions !== undefined ? { maxSessions: overrides.maxSessions } : {}),
+    ...(overrides.sessionStore !== undefined ? { sessionStore: overrides.sessionStore } : {}),
+    ...(overrides.sessionKey !== undefined ? { sessionKey: overrides.sessionKey } : {}),
     onEvent: (e) => events.push(e),
   })
   const server: Server = createServer((req, res) => {
