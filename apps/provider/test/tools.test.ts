@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { contractValidator } from '@tollgate/contract'
+import { TOOL_DESCRIPTIONS } from '../src/mcp/tool-table.js'
 import {
   type AnyClient,
   connect,
@@ -69,6 +70,12 @@ for (const era of ERAS) {
       const find = tools.find((t) => t.name === 'sr_find_customers')
       assert.deepEqual(find?.inputSchema, { type: 'object', $ref: `${BASE}customer-query.json` })
       assert.deepEqual(find?.outputSchema, { type: 'object', $ref: `${BASE}customer-candidates.json` })
+    })
+
+    test('every listed tool carries its one-sentence description (generic clients show it)', async () => {
+      const tools = (await client.listTools()) as { name: string; description?: string }[]
+      for (const t of tools) assert.equal(t.description, TOOL_DESCRIPTIONS[t.name], t.name)
+      for (const t of tools) assert.match(t.description ?? '', /^[A-Z].{20,160}\.$/, t.name)
     })
 
     test('sr_describe declares the capabilities whose tools are listed', async () => {

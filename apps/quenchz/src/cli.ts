@@ -143,6 +143,12 @@ export async function main(
     return EXIT.refused
   }
 
+  const sessionKey = env.MCP_SESSION_KEY
+  if (sessionKey !== undefined && sessionKey.length < 32) {
+    io.stderr(`MCP_SESSION_KEY must be at least 32 characters (the MAC key of 2025-era session ids)\n${USAGE}`)
+    return EXIT.usage
+  }
+
   const sourceConfig = chooseSource(values, roots[0], env, cwd)
   if (typeof sourceConfig === 'string') {
     io.stderr(`${sourceConfig}\n${USAGE}`)
@@ -225,6 +231,9 @@ export async function main(
       port,
       budget: quenchzBudget(CLOCKS[clockName](), shared?.store),
       onEvent,
+      // With --budget-redis, 2025-era sessions live in the same Redis; replicas share MCP_SESSION_KEY.
+      ...(shared !== undefined && { sessionStore: shared.sessions }),
+      ...(sessionKey !== undefined && { sessionKey }),
     })
   } catch (error) {
     // The manifest went out before listening; a server that never listened must not leave live tokens behind.

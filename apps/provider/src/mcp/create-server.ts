@@ -110,7 +110,7 @@ export function createServer(ctx: ServerContext): McpServer {
   for (const entry of ctx.tools) {
     server.registerTool(
       entry.tool.name,
-      { inputSchema: entry.inputSchema, outputSchema: entry.outputSchema },
+      { description: entry.description, inputSchema: entry.inputSchema, outputSchema: entry.outputSchema },
       async (args, extra) =>
         runTool(
           ctx,

@@ -36,8 +36,32 @@ const HANDLERS: Record<string, ToolHandler> = {
     r.listPaymentAttempts(a as unknown as Parameters<ProviderRules['listPaymentAttempts']>[0]),
 }
 
+/**
+ * What each tool does, in one sentence (seed 002's tool table): generic clients (Inspector, the official conformance
+ * suite) show this text, and the conformance suite's tools-list scenario requires one per tool.
+ */
+export const TOOL_DESCRIPTIONS: Readonly<Record<string, string>> = {
+  sr_describe: 'Describes this merchant provider: its contract version, capabilities and currencies.',
+  sr_find_customers:
+    'Finds candidate customers by email, phone, customer, transaction or order reference, or card last four digits.',
+  sr_get_customer: 'Returns one customer by customer_ref.',
+  sr_list_transactions: "Lists a customer's transactions and subscriptions by customer_ref.",
+  sr_get_transaction:
+    'Returns one transaction by transaction_ref: amount in minor units, state, refund route and refunds so far.',
+  sr_get_subscription: 'Returns one subscription by subscription_ref.',
+  sr_refund:
+    'Refunds all or part of a transaction once per idempotency_key; without an idempotency_key it is a dry run that changes nothing.',
+  sr_cancel_subscription:
+    'Cancels a subscription now or at period end once per idempotency_key; without an idempotency_key it is a dry run that changes nothing.',
+  sr_get_operation:
+    'Reports the recorded outcome of a refund or cancellation by its idempotency_key, including pending ones.',
+  sr_list_payment_attempts: 'Lists payment attempts updated since a given time, one page at a time.',
+}
+
 export interface ToolEntry {
   tool: ProfileTool
+  /** The one-sentence description published in tools/list. */
+  description: string
   inputSchema: StandardSchemaWithJSON<Record<string, unknown>, Record<string, unknown>>
   outputSchema: StandardSchemaWithJSON<Record<string, unknown>, Record<string, unknown>>
   handler: ToolHandler
@@ -61,8 +85,11 @@ export function toolTable(): readonly ToolEntry[] {
   table = PROFILE_TOOLS.map((tool) => {
     const handler = HANDLERS[tool.name]
     if (handler === undefined) throw new TypeError(`no handler for profile tool ${tool.name}`)
+    const description = TOOL_DESCRIPTIONS[tool.name]
+    if (description === undefined) throw new TypeError(`no description for profile tool ${tool.name}`)
     return {
       tool,
+      description,
       inputSchema: fromJsonSchema<Record<string, unknown>>(
         publishedSchema(contractRef(tool.inputRef)),
         argumentsCheckedByRunTool,

@@ -1,6 +1,6 @@
 // Deployment options of the CLI: a real issuer by JWKS URL, and a fair budget shared through Redis.
 // Every message here names a location without its credentials: a URL's user, password and query never appear.
-import { RedisBudgetStore } from '@tollgate/gate'
+import { RedisBudgetStore, RedisSessionStore } from '@tollgate/gate'
 import { Redis } from 'ioredis'
 
 /** Where bearer tokens come from: the in-process issuer (mints the manifest) or a real issuer's JWKS. */
@@ -90,6 +90,8 @@ export function budgetPrefix(value: string | undefined): string | { error: strin
 /** A connected shared budget store and the connection to close with it. */
 export interface SharedBudgetStore {
   store: RedisBudgetStore
+  /** 2025-era sessions in the same Redis (under `<prefix>sessions:`), so a session continues on any replica. */
+  sessions: RedisSessionStore
   close(): Promise<void>
 }
 
@@ -128,6 +130,7 @@ export async function connectBudgetStore(
   starting = false
   return {
     store: new RedisBudgetStore(redis, { prefix }),
+    sessions: new RedisSessionStore(redis, `${prefix}sessions:`),
     async close() {
       await redis.quit().catch(() => redis.disconnect())
     },

@@ -35,8 +35,10 @@ export interface QuenchzServerOptions {
   /** Default `[host, host:*]` and their http origins. */
   allowList?: HostAllowList
   onEvent?: (event: GateEvent) => void
-  /** 2025-era sessions shared by replicas: a RedisSessionStore and one session key for all (see @tollgate/gate). */
-  sessions?: Pick<GateOptions, 'sessionStore' | 'sessionKey'>
+  /** Where 2025-era sessions are recorded (Redis for several replicas); default memory. */
+  sessionStore?: GateOptions['sessionStore']
+  /** MAC key of 2025-era session ids (≥ 32 characters), the same on every replica; default random per process. */
+  sessionKey?: string
 }
 
 /** A listening quenchz server. */
@@ -65,7 +67,8 @@ export function quenchzGate(options: Omit<QuenchzServerOptions, 'port'>): Gate {
     budget: options.budget ?? quenchzBudget(options.budgetClock),
     allowList: options.allowList ?? allowListFor(host),
     ...(options.onEvent ? { onEvent: options.onEvent } : {}),
-    ...options.sessions,
+    ...(options.sessionStore ? { sessionStore: options.sessionStore } : {}),
+    ...(options.sessionKey !== undefined ? { sessionKey: options.sessionKey } : {}),
   })
 }
 

@@ -308,6 +308,23 @@ describe('bad deployment values exit 2 with one line and the usage, echoing no s
     })
   }
 
+  test('an MCP_SESSION_KEY under 32 characters exits 2 naming the variable, never its value', async () => {
+    const lines: string[] = []
+    const env = { ...process.env, MCP_SESSION_KEY: 'hunter2-short-key' }
+    const code = await main(['--tokens-file', 't.json'], {
+      stderr: (l) => lines.push(l),
+      serve: false,
+      cwd: scratch,
+      env,
+    })
+    assert.equal(code, 2)
+    assert.equal(
+      lines.join('\n').split('\n')[0],
+      'MCP_SESSION_KEY must be at least 32 characters (the MAC key of 2025-era session ids)',
+    )
+    assert.doesNotMatch(lines.join('\n'), /hunter2/)
+  })
+
   test('a subprocess given half the JWKS pair exits 2 with the message and usage, no stack trace', async () => {
     const { code, err } = await runCliToExit(['--jwks-url', 'https://id.example.invalid/jwks.json'])
     assert.equal(code, 2)

@@ -1,0 +1,445 @@
+// Two provider replicas on one PostgreSQL schema and two quenchz replicas on one Redis, behind Debian's haproxy
+// (round-robin per request, no stickiness): whole sessions of both official clients, providercheck, 50 same-key
+// refunds, and a replica SIGKILLed in the middle of a bounded load.
+import assert from 'node:assert/strict'
+import { randomUUID } from 'node:crypto'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, before, describe, test } from 'node:test'
+import { type CallResult, PlatformClient, type ToolOutcome } from '@tollgate/platform-client'
+import { main as providercheck } from '@tollgate/providercheck'
+import { probeRedis, type RedisProbe } from '@tollgate/test-support'
+import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose'
+import pg from 'pg'
+import { type AnyClient, type Credential, connectClient } from './support/clients.js'
+import {
+  freePort,
+  HAPROXY_INSTALL_HINT,
+  haproxyConfig,
+  haproxyVersion,
+  type RunningHaproxy,
+  startHaproxy,
+} from './support/haproxy.js'
+import { type ServerProcess, startServerProcess } from './support/processes.js'
+
+const REQUIRED = process.env.TOLLGATE_REQUIRE_SERVICES === '1'
+const PG_URL = process.env.TOLLGATE_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+const SECRET = 'srmps_interop_6b0c1f2e3d4a59687a9b8c7d6e5f4031'
+const HMAC: Credential = { kind: 'hmac', secret: SECRET }
+const ISSUER = 'https://issuer.example.invalid'
+const RESOURCE = 'https://quenchz.invalid/mcp'
+const NO_SUCH_TOOL = 'no tool by that name is available to this caller'
+const OVER_BUDGET = 'this caller has spent its share of the upstream budget'
+
+async function probePostgres(): Promise<string | undefined> {
+  const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 1500 })
+  try {
+    await client.connect()
+    await client.query('SELECT 1')
+    return undefined
+  } catch (error) {
+    return `PostgreSQL at 127.0.0.1:5432 is not reachable (${(error as Error).message})`
+  } finally {
+    await client.end().catch(() => {})
+  }
+}
+
+const haproxy = haproxyVersion()
+const redisProbe: RedisProbe = await probeRedis('interop-haproxy')
+const missing = [
+  haproxy === undefined ? `haproxy is not installed (${HAPROXY_INSTALL_HINT})` : undefined,
+  await probePostgres(),
+  redisProbe.skip,
+].filter((m) => m !== undefined)
+if (missing.length > 0 && REQUIRED) throw new Error(`${missing.join('; ')}, and TOLLGATE_REQUIRE_SERVICES=1`)
+const SKIP = missing.length > 0 ? missing.join('; ') : undefined
+// A skipped suite runs no hooks: close the probe's connection now, or it keeps this test file alive.
+if (SKIP !== undefined) await redisProbe.cleanup()
+
+/** A loopback JWKS with one RS256 key: both quenchz replicas verify the same tokens. */
+async function startJwks() {
+  const { publicKey, privateKey } = await generateKeyPair('RS256')
+  const kid = randomUUID()
+  const jwk: JWK = { ...(await exportJWK(publicKey)), kid, alg: 'RS256', use: 'sig' }
+  const server: Server = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' })
+    res.end(JSON.stringify({ keys: [jwk] }))
+  })
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/jwks.json`
+  const token = async (sub: string) => {
+    const now = Math.floor(Date.now() / 1000)
+    return await new SignJWT({ scope: 'rates:read' })
+      .setProtectedHeader({ alg: 'RS256', kid, typ: 'JWT' })
+      .setSubject(sub)
+      .setIssuer(ISSUER)
+      .setAudience(RESOURCE)
+      .setIssuedAt(now)
+      .setExpirationTime(now + 900)
+      .sign(privateKey)
+  }
+  const close = () =>
+    new Promise<void>((r) => {
+      server.closeAllConnections()
+      server.close(() => r())
+    })
+  return { url, token, close }
+}
+
+let keySeq = 0
+const newKey = () =>
+  `0199a3c1-0a0b-7c0d-8e0f-101112131415:ticket:${process.pid}-${Date.now()}-${++keySeq}:refund:${randomUUID()}`
+const refundArgs = (key: string, amountMinor: number) => ({
+  idempotency_key: key,
+  request: {
+    transaction_ref: 'ch_9001',
+    amount: { amount_minor: amountMinor, currency: 'USD' },
+    reason: 'duplicate_charge',
+    dry_run: false,
+  },
+})
+const CONTEXT = { correlationId: 'interop-haproxy', channel: 'email' }
+const textOf = (r: { content: { text?: string }[] }) => r.content[0]?.text
+
+test('the README shows the HAProxy configuration the suite uses', () => {
+  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8')
+  const shown = /The configuration the suite uses[^\n]*\n\n```\n([\s\S]*?)```/.exec(readme)?.[1]
+  const used = haproxyConfig([
+    { name: 'provider', bind: '127.0.0.1:8080', servers: ['127.0.0.1:12112', '127.0.0.1:12113'] },
+    { name: 'quenchz', bind: '127.0.0.1:8931', servers: ['127.0.0.1:8932', '127.0.0.1:8933'] },
+  ])
+  assert.equal(shown, used)
+})
+
+describe('two replicas of each server behind HAProxy (round-robin, no stickiness)', { skip: SKIP }, () => {
+  const scratch = mkdtempSync(join(tmpdir(), 'tollgate-haproxy-'))
+  const schema = `tollgate_interop_p${process.pid}_${Date.now().toString(36)}`
+  const providers: ServerProcess[] = []
+  const quenchzes: ServerProcess[] = []
+  let jwks: Awaited<ReturnType<typeof startJwks>>
+  let balancer: RunningHaproxy
+  let providerUrl = ''
+  let quenchzUrl = ''
+  const platform = (maxAttempts = 3) =>
+    new PlatformClient({
+      baseUrl: providerUrl,
+      secret: SECRET,
+      allowPrivate: true,
+      era: '2026-07-28',
+      maxAttempts,
+      retryDelayMs: 100,
+      eraCache: new Map(),
+    })
+  const bearer = async (sub: string): Promise<Credential> => ({ kind: 'bearer', token: await jwks.token(sub) })
+
+  before(async () => {
+    const env = { ...process.env, SIGNING_SECRET: SECRET, MCP_SESSION_KEY: randomUUID() + randomUUID() }
+    // One after the other: the first creates the schema and seeds the demo ledger, the second finds them.
+    for (let i = 0; i < 2; i++) {
+      providers.push(
+        await startServerProcess(
+          'provider',
+          ['--port', '0', '--database-url', PG_URL, '--schema', schema, '--lease-ms', '1500'],
+          scratch,
+          /^provider listening on (\S+)/m,
+          env,
+        ),
+      )
+    }
+    jwks = await startJwks()
+    const empty = join(scratch, 'recordings')
+    mkdirSync(empty)
+    writeFileSync(join(empty, 'index.json'), '[]')
+    const quenchzArgs = [
+      '--port',
+      '0',
+      '--jwks-url',
+      jwks.url,
+      '--issuer',
+      ISSUER,
+      '--source',
+      'recordings',
+      '--recordings',
+      empty,
+      '--budget-redis',
+      'redis://127.0.0.1:6379',
+      '--budget-prefix',
+      redisProbe.prefix,
+      '--budget-clock',
+      'frozen',
+    ]
+    // Sessions live in the budget's Redis; every replica verifies session ids with the same key.
+    const quenchzEnv = { ...process.env, MCP_SESSION_KEY: randomUUID() + randomUUID() }
+    for (let i = 0; i < 2; i++)
+      quenchzes.push(
+        await startServerProcess('quenchz', quenchzArgs, scratch, /^quenchz listening on (\S+) /m, quenchzEnv),
+      )
+    const [pPort, qPort] = [await freePort(), await freePort()]
+    const hostPort = (u: string) => new URL(u).host
+    const config = haproxyConfig([
+      { name: 'provider', bind: `127.0.0.1:${pPort}`, servers: providers.map((p) => hostPort(p.url)) },
+      { name: 'quenchz', bind: `127.0.0.1:${qPort}`, servers: quenchzes.map((q) => hostPort(q.url)) },
+    ])
+    balancer = await startHaproxy(scratch, config, [pPort, qPort])
+    providerUrl = `http://127.0.0.1:${pPort}/mcp`
+    quenchzUrl = `http://127.0.0.1:${qPort}/mcp`
+  })
+
+  after(async () => {
+    await balancer?.stop()
+    for (const p of [...providers, ...quenchzes]) await p.stop()
+    await jwks?.close()
+    await redisProbe.cleanup()
+    const c = new pg.Client({ connectionString: PG_URL })
+    await c.connect()
+    await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
+    await c.end()
+    rmSync(scratch, { recursive: true, force: true })
+  })
+
+  test('the balancer alternates replicas per request: one client is answered by both', async () => {
+    const p = await connectClient('v2', providerUrl, HMAC)
+    const q = await connectClient('v2', quenchzUrl, await bearer('agent-beta'))
+    try {
+      for (let i = 0; i < 3; i++) {
+        await p.listTools()
+        await q.listTools()
+      }
+    } finally {
+      await p.close()
+      await q.close()
+    }
+    assert.deepEqual(new Set(p.requests.map((r) => r.replica)), new Set(['provider1', 'provider2']))
+    assert.deepEqual(new Set(q.requests.map((r) => r.replica)), new Set(['quenchz1', 'quenchz2']))
+  })
+
+  test('providercheck passes through the balancer', async () => {
+    const lines: string[] = []
+    const code = await providercheck(
+      [
+        '-sandbox',
+        '-transport',
+        'mcp',
+        '-allow-private',
+        '-base-url',
+        providerUrl,
+        '-tenant',
+        '0199a3c1-0a0b-7c0d-8e0f-101112131415',
+        '-customer',
+        'cus_1001',
+        '-transaction',
+        'ch_1001',
+        '-subscription',
+        'sub_1001',
+      ],
+      { PROVIDERCHECK_SANDBOX_SIGNING_SECRET: SECRET },
+      { out: (l) => lines.push(l), err: (l) => lines.push(l) },
+    )
+    assert.equal(code, 0, lines.join('\n'))
+    assert.ok(lines.some((l) => /\bpass\b/i.test(l)))
+  })
+
+  test('the v2 client (2026-07-28) completes whole sessions on both servers through the balancer', async () => {
+    const p = await connectClient('v2', providerUrl, HMAC)
+    try {
+      assert.equal((await p.listTools()).length, 10)
+      const tx = await p.callTool('sr_get_transaction', { transaction_ref: 'ch_9001' })
+      assert.equal(tx.structuredContent?.transaction_ref, 'ch_9001')
+      const key = newKey()
+      const first = await p.callTool('sr_refund', refundArgs(key, 101))
+      assert.equal(first.structuredContent?.status, 'succeeded', JSON.stringify(first))
+      const replay = await p.callTool('sr_refund', refundArgs(key, 101))
+      assert.deepEqual(replay.structuredContent, first.structuredContent)
+    } finally {
+      await p.close()
+    }
+    assert.ok(p.requests.every((r) => r.status < 300))
+    assert.equal(new Set(p.requests.map((r) => r.replica)).size, 2)
+    const q = await connectClient('v2', quenchzUrl, await bearer('agent-beta'))
+    try {
+      assert.deepEqual((await q.listTools()).map((t) => t.name).sort(), [
+        'calendar.why',
+        'rates.convert',
+        'rates.window',
+      ])
+      assert.equal(textOf(await q.callTool('rates.nothing', {})), NO_SUCH_TOOL)
+    } finally {
+      await q.close()
+    }
+    assert.equal(new Set(q.requests.map((r) => r.replica)).size, 2)
+  })
+
+  test('the v1 client (2025-11-25) completes whole sessions across both replicas', async () => {
+    const p = await connectClient('v1', providerUrl, HMAC)
+    await p.listTools()
+    const tx = await p.callTool('sr_get_transaction', { transaction_ref: 'ch_9001' })
+    assert.equal(tx.structuredContent?.transaction_ref, 'ch_9001')
+    const key = newKey()
+    const refund = await p.callTool('sr_refund', refundArgs(key, 102))
+    assert.equal(refund.structuredContent?.status, 'succeeded')
+    await p.close()
+    // initialize, notifications/initialized, tools/list, two calls and DELETE: spread over both replicas, all answered.
+    assert.ok(answered(p), JSON.stringify(p.requests))
+    assert.equal(p.requests.at(-1)?.method, 'DELETE')
+    assert.equal(new Set(p.requests.map((r) => r.replica)).size, 2)
+    const q = await connectClient('v1', quenchzUrl, await bearer('agent-beta'))
+    await q.listTools()
+    assert.equal(textOf(await q.callTool('rates.nothing', {})), NO_SUCH_TOOL)
+    await q.close()
+    assert.ok(answered(q), JSON.stringify(q.requests))
+    assert.equal(new Set(q.requests.map((r) => r.replica)).size, 2)
+  })
+
+  /** Every request of a v1 session was answered; the client's optional GET stream is declined with 405 (none offered). */
+  const answered = (c: AnyClient) =>
+    c.requests.every((r) => (r.method === 'GET' ? r.status === 405 : r.status >= 200 && r.status < 300))
+
+  test('50 concurrent same-key refunds through the balancer execute exactly one refund', async () => {
+    const key = newKey()
+    const client = platform()
+    const outcomes = await Promise.all(
+      Array.from({ length: 50 }, () => client.attempt('sr_refund', refundArgs(key, 250), CONTEXT)),
+    )
+    const succeeded = outcomes.filter((o): o is ToolOutcome & { kind: 'result' } => o.kind === 'result')
+    const others = outcomes.filter((o) => o.kind === 'error')
+    assert.ok(succeeded.length >= 1)
+    for (const s of succeeded) assert.deepEqual(s.value, succeeded[0]?.value)
+    for (const o of others)
+      assert.deepEqual([o.kind === 'error' && o.code, o.kind === 'error' && o.retryable], ['in_progress', true])
+    const refunds = await refundsOf(key)
+    assert.equal(refunds, 1)
+  })
+
+  /** How many refunds of ch_9001 carry `key` (read through the balancer). */
+  async function refundsOf(key: string): Promise<number> {
+    const tx = await platform().callTool('sr_get_transaction', { transaction_ref: 'ch_9001' }, CONTEXT)
+    assert.equal(tx.kind, 'result')
+    const list = ((tx as { value: { refunds?: { idempotency_key?: string }[] } }).value.refunds ?? []).filter(
+      (r) => r.idempotency_key === key,
+    )
+    return list.length
+  }
+
+  const sessionsOnKilled: { client: AnyClient; replica: string | null }[] = []
+
+  test('SIGKILL of one provider replica mid-load: every key ends with exactly one outcome, no double refund', async (t) => {
+    // 2025-era sessions opened before the kill (continued in the next test).
+    for (let i = 0; i < 4; i++) {
+      try {
+        const c = await connectClient('v1', providerUrl, HMAC)
+        sessionsOnKilled.push({ client: c, replica: c.requests[0]?.replica ?? null })
+      } catch {
+        // Without replica-safe sessions the handshake itself may cross replicas and fail; the next test reports it.
+      }
+    }
+    const keys = Array.from({ length: 40 }, () => newKey())
+    const results = new Map<string, CallResult | Error>()
+    let done = 0
+    let retried = 0
+    let killed: Promise<void> | undefined
+    const worker = async (mine: string[]) => {
+      const client = platform(6)
+      for (const key of mine) {
+        let last: CallResult | Error = new Error('not called')
+        // Bounded: the platform's own retries (6 attempts, then sr_get_operation), repeated while the answer is
+        // in_progress (a key whose first attempt died with the replica is leased for 1.5 s, then recovered).
+        for (let round = 0; round < 15; round++) {
+          try {
+            last = await client.callTool('sr_refund', refundArgs(key, 100), CONTEXT)
+          } catch (error) {
+            last = error as Error
+          }
+          if (!(last instanceof Error) && !(last.kind === 'error' && last.retryable)) break
+          await new Promise((r) => setTimeout(r, 300))
+        }
+        if (last instanceof Error || last.attempts > 1 || last.kind === 'verified') retried++
+        results.set(key, last)
+        done++
+        if (done === 10 && killed === undefined) killed = providers[0]?.kill()
+      }
+    }
+    await Promise.all(Array.from({ length: 8 }, (_, w) => worker(keys.filter((_, i) => i % 8 === w))))
+    await killed
+    assert.equal(providers[0]?.child.signalCode, 'SIGKILL')
+    for (const key of keys) {
+      const r = results.get(key)
+      assert.ok(r !== undefined && !(r instanceof Error), `${key}: ${r instanceof Error ? r.message : 'no result'}`)
+      const status =
+        r.kind === 'verified' ? (r.operation as { status?: string }).status : (r.value as { status?: string }).status
+      assert.ok(r.kind !== 'error', `${key}: ${JSON.stringify(r)}`)
+      assert.equal(status, 'succeeded', `${key}: ${JSON.stringify(r)}`)
+    }
+    // Every key has exactly one recorded outcome, and exactly one refund in the ledger.
+    const check = platform()
+    for (const key of keys) {
+      const op = await check.callTool('sr_get_operation', { idempotency_key: key }, CONTEXT)
+      assert.equal(op.kind, 'result')
+      assert.equal((op as { value: { status?: string } }).value.status, 'succeeded')
+    }
+    const tx = await check.callTool('sr_get_transaction', { transaction_ref: 'ch_9001' }, CONTEXT)
+    const refunds = ((tx as { value: { refunds?: { idempotency_key?: string }[] } }).value.refunds ?? []).map(
+      (r) => r.idempotency_key,
+    )
+    for (const key of keys) assert.equal(refunds.filter((k) => k === key).length, 1, key)
+    t.diagnostic(`${keys.length} keys, ${retried} of them retried or verified after the kill`)
+  })
+
+  test('2025-era sessions opened before the kill continue on the survivor', async () => {
+    assert.equal(sessionsOnKilled.length, 4, 'every session opened')
+    assert.ok(
+      sessionsOnKilled.some((s) => s.replica === 'provider1'),
+      'a session was opened on the killed replica',
+    )
+    for (const { client } of sessionsOnKilled) {
+      const r = await client.callTool('sr_get_transaction', { transaction_ref: 'ch_9001' })
+      assert.equal(r.structuredContent?.transaction_ref, 'ch_9001')
+      await client.close()
+      assert.equal(client.requests.at(-1)?.replica, 'provider2')
+    }
+  })
+
+  test('the fair budget across quenchz replicas stays exact when one is SIGKILLed midway', async () => {
+    const keys = (await redisProbe.redis?.keys(`${redisProbe.prefix}*`)) ?? []
+    if (keys.length > 0) await redisProbe.redis?.del(...keys) // earlier tests' calls: start from a full budget
+    // 2025-era sessions opened before the kill: one lands on each replica (listing is not charged).
+    const sessions = [
+      await connectClient('v1', quenchzUrl, await bearer('agent-beta')),
+      await connectClient('v1', quenchzUrl, await bearer('agent-beta')),
+    ]
+    assert.deepEqual(new Set(sessions.map((c) => c.requests[0]?.replica)), new Set(['quenchz1', 'quenchz2']))
+    const alpha = await connectClient('v2', quenchzUrl, await bearer('agent-alpha'))
+    const beta = await connectClient('v2', quenchzUrl, await bearer('agent-beta'))
+    try {
+      // Capacity 60, f 0.5, two callers, frozen clock: agent-alpha gets its reserve 15 plus the spare 30 = 45 calls,
+      // then nothing, however the calls are spread — and one replica dies after call 20.
+      for (let i = 0; i < 45; i++) {
+        if (i === 20) await quenchzes[0]?.kill()
+        assert.equal(textOf(await alpha.callTool('rates.nothing', {})), NO_SUCH_TOOL, `alpha call ${i + 1}`)
+      }
+      assert.equal(textOf(await alpha.callTool('rates.nothing', {})), OVER_BUDGET)
+      for (let i = 0; i < 15; i++)
+        assert.equal(textOf(await beta.callTool('rates.nothing', {})), NO_SUCH_TOOL, `beta call ${i + 1}`)
+      assert.equal(textOf(await beta.callTool('rates.nothing', {})), OVER_BUDGET)
+    } finally {
+      await alpha.close()
+      await beta.close()
+    }
+    assert.equal(quenchzes[0]?.child.signalCode, 'SIGKILL')
+    const replicas = alpha.requests.map((r) => r.replica)
+    assert.ok(replicas.slice(0, 10).includes('quenchz1') && replicas.slice(-10).every((r) => r === 'quenchz2'))
+    // Both sessions, including the one opened on the killed replica, continue on the survivor and end there.
+    for (const session of sessions) {
+      assert.deepEqual((await session.listTools()).map((t) => t.name).sort(), [
+        'calendar.why',
+        'rates.convert',
+        'rates.window',
+      ])
+      await session.close()
+      assert.ok(answered(session), JSON.stringify(session.requests))
+      assert.deepEqual(session.requests.at(-1), { method: 'DELETE', rpc: undefined, status: 200, replica: 'quenchz2' })
+    }
+  })
+})

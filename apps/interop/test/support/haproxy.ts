@@ -1,0 +1,108 @@
+// Debian's haproxy as a child process: round-robin, no stickiness, one frontend per replica group.
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
+import { writeFileSync } from 'node:fs'
+import { createServer, connect as tcpConnect } from 'node:net'
+import { join } from 'node:path'
+
+export const HAPROXY_INSTALL_HINT = 'install it with: sudo apt-get update && sudo apt-get install -y haproxy'
+
+/** `haproxy -v`'s first line, or undefined when the binary is absent. */
+export function haproxyVersion(): string | undefined {
+  const r = spawnSync('haproxy', ['-v'], { encoding: 'utf8' })
+  if (r.error !== undefined || r.status !== 0) return undefined
+  return r.stdout.split('\n')[0]
+}
+
+export interface BackendGroup {
+  name: string
+  /** The replicas' `host:port`s. */
+  servers: string[]
+}
+
+/**
+ * The configuration the README shows: HTTP mode, round-robin per request, no cookie or stick table (no stickiness),
+ * TCP health checks every 300 ms (a dead replica is out after one failed check), and a connection refused by a dead
+ * replica retried on the other one (`retries` + `option redispatch`). Requests that reached a replica are never
+ * retried by the balancer: the platform retries with the same idempotency key, which is what makes that safe.
+ * Each answer names its replica in X-Tollgate-Replica, so tests can see the round-robin.
+ */
+export function haproxyConfig(groups: readonly (BackendGroup & { bind: string })[]): string {
+  const lines = [
+    'global',
+    '  maxconn 1024',
+    '',
+    'defaults',
+    '  mode http',
+    '  timeout connect 2s',
+    '  timeout client 60s',
+    '  timeout server 60s',
+    '  retries 3',
+    '  option redispatch 1',
+  ]
+  for (const g of groups) {
+    lines.push(
+      '',
+      `frontend ${g.name}`,
+      `  bind ${g.bind}`,
+      `  default_backend ${g.name}_replicas`,
+      '',
+      `backend ${g.name}_replicas`,
+      '  balance roundrobin',
+      '  http-response set-header X-Tollgate-Replica %[srv_name]',
+      ...g.servers.map((s, i) => `  server ${g.name}${i + 1} ${s} check inter 300ms fall 1 rise 2`),
+    )
+  }
+  return `${lines.join('\n')}\n`
+}
+
+/** A free loopback port (bound then released: a small race, acceptable in tests). */
+export async function freePort(): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+  const port = (server.address() as { port: number }).port
+  await new Promise<void>((r) => server.close(() => r()))
+  return port
+}
+
+async function accepts(port: number): Promise<boolean> {
+  return await new Promise((resolve) => {
+    const socket = tcpConnect(port, '127.0.0.1')
+    socket.once('connect', () => {
+      socket.destroy()
+      resolve(true)
+    })
+    socket.once('error', () => resolve(false))
+  })
+}
+
+export interface RunningHaproxy {
+  child: ChildProcess
+  stop(): Promise<void>
+}
+
+/** Writes `config` to `dir`, checks it (`haproxy -c`), starts haproxy in the foreground and waits for `ports`. */
+export async function startHaproxy(dir: string, config: string, ports: readonly number[]): Promise<RunningHaproxy> {
+  const file = join(dir, 'haproxy.cfg')
+  writeFileSync(file, config)
+  const check = spawnSync('haproxy', ['-c', '-f', file], { encoding: 'utf8' })
+  if (check.status !== 0) throw new Error(`haproxy refused the configuration: ${check.stdout}${check.stderr}`)
+  const child = spawn('haproxy', ['-db', '-f', file], { stdio: ['ignore', 'ignore', 'pipe'] })
+  let err = ''
+  child.stderr?.setEncoding('utf8').on('data', (c: string) => {
+    err += c
+  })
+  const exited = new Promise<void>((r) => child.once('exit', () => r()))
+  for (let i = 0; i < 100; i++) {
+    if (child.exitCode !== null) throw new Error(`haproxy exited: ${err}`)
+    if ((await Promise.all(ports.map(accepts))).every(Boolean)) break
+    if (i === 99) throw new Error(`haproxy did not listen: ${err}`)
+    await new Promise((r) => setTimeout(r, 50))
+  }
+  return {
+    child,
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM')
+      await exited
+    },
+  }
+}
