@@ -1,24 +1,46 @@
 // fakemerchant: the provider on the demo ledger, for trying the platform end to end on one machine.
 //   SIGNING_SECRET=srmps_<random> npx fakemerchant [--port 12112] [--host 127.0.0.1] [--db FILE]
-import { mkdtempSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
+import {
+  listenProblem,
+  type OwnedTempDir,
+  ownedTempDir,
+  parseArgsProblem,
+  parsePort,
+  USAGE_EXIT,
+  usageError,
+  versionLine,
+} from '@tollgate/cli'
+import { dbPathProblem } from './db-path.js'
+import { SERVER_INFO } from './mcp/create-server.js'
 import { startProvider } from './provider.js'
 import type { SqliteDurability } from './store/sqlite-store.js'
 
+const BIN = 'fakemerchant'
 const USAGE = `usage: SIGNING_SECRET=srmps_<random> fakemerchant [--port 12112] [--host 127.0.0.1] [--db FILE]
   [--lease-ms 30000] [--settle-ms 10000] [--retention-days 30] [--public-host HOST] [--strip-prefix /PREFIX]
   [--durability power-loss|process-crash]
+  fakemerchant -h|--help | --version
   SIGNING_SECRET  the sandbox signing secret (srmps_…); two comma-separated secrets while rotating
-  --db FILE       SQLite file to keep data in across restarts; default: a fresh file in the OS temp dir (fresh data)`
+  --port N        port to listen on (default 12112; 0 picks a free one)
+  --db FILE       SQLite file to keep data in across restarts; default: a fresh file in a temporary folder that is
+                  removed when fakemerchant exits (fresh data every start)`
 
 const HANG_HOOK = 'TOLLGATE_PROVIDER_TEST_HANG_AFTER_REFUND'
 
+/** A usage problem found after parsing: reported as `fakemerchant: <problem>` with exit 2. */
+class UsageProblem extends Error {}
+
 function int(value: string | undefined, name: string): number | undefined {
   if (value === undefined) return undefined
-  if (!/^[0-9]+$/.test(value)) throw new RangeError(`${name} must be a whole number`)
+  if (!/^[0-9]+$/.test(value)) throw new UsageProblem(`${name} must be a whole number`)
   return Number(value)
+}
+
+function usage(problem: string): number {
+  process.stderr.write(usageError(BIN, problem))
+  return USAGE_EXIT
 }
 
 async function main(): Promise<number> {
@@ -35,16 +57,20 @@ async function main(): Promise<number> {
         'public-host': { type: 'string' },
         'strip-prefix': { type: 'string' },
         durability: { type: 'string' },
-        help: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean' },
       },
       strict: true,
     }))
-  } catch {
-    process.stderr.write(`${USAGE}\n`)
-    return 2
+  } catch (error) {
+    return usage(parseArgsProblem(error))
   }
   if (values.help === true) {
     process.stdout.write(`${USAGE}\n`)
+    return 0
+  }
+  if (values.version === true) {
+    process.stdout.write(versionLine(BIN, SERVER_INFO.version))
     return 0
   }
   const secrets = (process.env.SIGNING_SECRET ?? '').split(',').filter((s) => s !== '')
@@ -56,20 +82,39 @@ async function main(): Promise<number> {
     return 2
   }
   const str = (k: string) => values[k] as string | undefined
-  const db = str('db') ?? join(mkdtempSync(join(tmpdir(), 'fakemerchant-')), 'fakemerchant.sqlite')
+  const port = str('port') === undefined ? 12112 : parsePort(str('port') as string)
+  if (typeof port !== 'number') return usage(port.problem)
+  const host = str('host') ?? '127.0.0.1'
+  let leaseMs: number | undefined
+  let settleAfterMs: number | undefined
+  let retentionDays: number | undefined
+  try {
+    leaseMs = int(str('lease-ms'), '--lease-ms')
+    settleAfterMs = int(str('settle-ms'), '--settle-ms')
+    retentionDays = int(str('retention-days'), '--retention-days')
+  } catch (error) {
+    if (error instanceof UsageProblem) return usage(error.message)
+    throw error
+  }
+  const durability = str('durability')
+  if (durability !== undefined && durability !== 'power-loss' && durability !== 'process-crash') {
+    return usage('--durability must be power-loss or process-crash')
+  }
+  const dbProblem = str('db') === undefined ? undefined : dbPathProblem(str('db') as string)
+  if (dbProblem !== undefined) return usage(`--db ${dbProblem}`)
+  // The default data lives in a temporary folder of this process, removed on exit (signals included).
+  const temp: OwnedTempDir | undefined = str('db') === undefined ? ownedTempDir('fakemerchant-') : undefined
+  const db = str('db') ?? join((temp as OwnedTempDir).path, 'fakemerchant.sqlite')
   const hangOn = process.env[HANG_HOOK]
   try {
-    const leaseMs = int(str('lease-ms'), '--lease-ms')
-    const settleAfterMs = int(str('settle-ms'), '--settle-ms')
-    const retentionDays = int(str('retention-days'), '--retention-days')
     const provider = await startProvider({
       secrets,
-      host: str('host') ?? '127.0.0.1',
-      port: int(str('port'), '--port') ?? 12112,
+      host,
+      port,
       store: {
         kind: 'sqlite',
         file: db,
-        ...(str('durability') !== undefined && { durability: str('durability') as SqliteDurability }),
+        ...(durability !== undefined && { durability: durability as SqliteDurability }),
       },
       ...(str('public-host') !== undefined && { publicHost: str('public-host') }),
       ...(str('strip-prefix') !== undefined && { stripPrefix: str('strip-prefix') }),
@@ -91,14 +136,24 @@ async function main(): Promise<number> {
     })
     process.stdout.write(`fakemerchant: serving ${provider.url} (data: ${db})\n`)
     const stop = () => {
-      void provider.close().then(() => process.exit(0))
+      void provider.close().then(() => {
+        temp?.remove()
+        process.exit(0)
+      })
     }
     process.once('SIGINT', stop)
     process.once('SIGTERM', stop)
     return -1
   } catch (error) {
+    temp?.remove()
+    const problem = listenProblem(error, { host, port })
+    if (problem !== undefined) {
+      process.stderr.write(`${BIN}: ${problem}\n`)
+      return 1
+    }
     const message = error instanceof Error ? error.message : 'unknown error'
-    process.stderr.write(`fakemerchant: ${message}\n`)
+    const cause = error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : ''
+    process.stderr.write(`${BIN}: ${message}${cause}\n`)
     return 1
   }
 }
