@@ -4,28 +4,15 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
+import { probePostgres } from '@tollgate/test-support'
 import pg from 'pg'
 import { openPostgresStore, openSqliteStore, purgeExpired, type Store } from '../src/index.js'
 import { attempt, newKey, startTestProvider } from './helpers.js'
 
-const PG_URL = process.env.TOLLGATE_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
-const REQUIRE = process.env.TOLLGATE_REQUIRE_SERVICES === '1'
 const DAY = 86_400_000
 
-async function pgAvailable(): Promise<string | undefined> {
-  const c = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 })
-  try {
-    await c.connect()
-    await c.query('SELECT 1')
-    return undefined
-  } catch (e) {
-    return `PostgreSQL not reachable at 127.0.0.1:5432 (${e instanceof Error ? e.message : 'error'})`
-  } finally {
-    await c.end().catch(() => {})
-  }
-}
-const pgSkip = await pgAvailable()
-if (pgSkip !== undefined && REQUIRE) throw new Error(pgSkip)
+// Skips with the reason when PostgreSQL is absent; throws under TOLLGATE_REQUIRE_SERVICES=1.
+const { url: PG_URL, skip: pgSkip } = await probePostgres()
 
 interface Backend {
   name: string
