@@ -1,7 +1,7 @@
 // @tollgate/providercheck — the conformance kit as a library (the bin is src/cli.ts).
 // Everything exported here is public API.
 
-export { canonicalJson } from './canonical-json.js'
+export { canonicalJson } from './rfc8785-canonical-json.js'
 export { CheckFailure, type CheckResult, type Fixtures, type KitCredentials, type VerdictName } from './check-types.js'
 export { CHECKS } from './checks/index.js'
 export {
