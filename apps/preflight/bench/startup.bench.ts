@@ -2,7 +2,8 @@
 // and checking the file. Baseline, same run: `node -e` that reads the same file and JSON.parse-s it (the least any
 // Node checker must do). Cases: the seed's example and a receipt of exactly 1 MiB (the reader's limit).
 // Runs alternate A/B so both see the same machine load; each round reports median(preflight) / median(baseline);
-// the result is the median round ratio with the range over rounds.
+// the result is the median round ratio with the range over rounds. When dist/ is built, the unbundled CLI
+// (dist/cli.js, ESM, one module per source file) runs in the same rotation, for what the bundle changed.
 // Usage: npm run bench -w apps/preflight   (env BENCH_ROUNDS, BENCH_RUNS to change the sizes)
 import { spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -15,6 +16,8 @@ const BIN = join(APP, 'bin', 'preflight.cjs')
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
 const RUNS = Number(process.env.BENCH_RUNS ?? 20)
 const BASELINE = "JSON.parse(require('node:fs').readFileSync(process.argv[1], 'utf8'))"
+const UNBUNDLED = join(APP, 'dist', 'cli.js')
+const withUnbundled = existsSync(UNBUNDLED)
 
 if (!existsSync(join(APP, 'bundle', 'bin', 'preflight.cjs'))) {
   const built = spawnSync(process.execPath, [join(APP, '..', '..', 'scripts', 'bundle.mjs'), APP], { stdio: 'inherit' })
@@ -54,22 +57,30 @@ try {
     timeRun([BIN, file])
     timeRun(['-e', BASELINE, file])
     const ratios: number[] = []
+    const unbundledRatios: number[] = []
     const medians: Array<[number, number]> = []
     for (let round = 0; round < ROUNDS; round++) {
       const a: number[] = []
       const b: number[] = []
+      const u: number[] = []
       for (let i = 0; i < RUNS; i++) {
         a.push(timeRun([BIN, file]))
         b.push(timeRun(['-e', BASELINE, file]))
+        if (withUnbundled) u.push(timeRun([UNBUNDLED, file]))
       }
       ratios.push(median(a) / median(b))
+      if (withUnbundled) unbundledRatios.push(median(u) / median(b))
       medians.push([median(a), median(b)])
     }
-    const sorted = [...ratios].sort((x, y) => x - y)
+    const range = (xs: number[]) => {
+      const sorted = [...xs].sort((x, y) => x - y)
+      return `${median(xs).toFixed(2)}x [${sorted[0]?.toFixed(2)}–${sorted.at(-1)?.toFixed(2)}]`
+    }
     const ms = medians.map(([a, b]) => `${a.toFixed(1)}/${b.toFixed(1)}`).join(' ')
     console.log(
-      `${name}: preflight / node -e read+JSON.parse = ${median(ratios).toFixed(2)}x [${sorted[0]?.toFixed(2)}–${sorted.at(-1)?.toFixed(2)}] over ${ROUNDS} rounds of ${RUNS} runs each (median ms per round: ${ms})`,
+      `${name}: preflight (bundle) / node -e read+JSON.parse = ${range(ratios)} over ${ROUNDS} rounds of ${RUNS} runs each (median ms per round: ${ms})`,
     )
+    if (withUnbundled) console.log(`${name}: unbundled dist/cli.js / node -e, same rounds = ${range(unbundledRatios)}`)
   }
 } finally {
   rmSync(work, { recursive: true, force: true })
