@@ -1,6 +1,7 @@
 // Validation run: the CLI as a subprocess over examples/manifest.json plus generated negative inputs in a temp dir.
 // Records expected vs actual outcome/exit code/diagnostic, input SHA-256 before and after, and checks that stdout
-// has the exact line form, stderr is empty and stdout never echoes input values. Writes validation/tests.json.
+// has the exact line form, stderr is empty and stdout never echoes input values. `npm run validate` writes the
+// committed reference validation/tests.json; the test run (test/validation.test.ts) writes its copy to a temp dir.
 
 import { execFileSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
@@ -64,7 +65,10 @@ const variant = (edit: (d: typeof baseDoc) => void): string => {
 }
 const receiptOf = (d: typeof baseDoc) => d.response.result!.structuredContent as Record<string, unknown>
 
-export async function validate(): Promise<{ results: CaseResult[]; report: string }> {
+/** The committed reference report's folder. */
+export const REFERENCE_DIR = join(APP_DIR, 'validation')
+
+export async function validate(reportDir: string = REFERENCE_DIR): Promise<{ results: CaseResult[]; report: string }> {
   const work = mkdtempSync(join(tmpdir(), 'preflight-validate-'))
   try {
     const cases: Case[] = []
@@ -313,8 +317,8 @@ export async function validate(): Promise<{ results: CaseResult[]; report: strin
       counts: { total: results.length, passed, failed: results.length - passed, fifo_case_run: fifo },
       cases: results,
     }
-    const outDir = join(APP_DIR, 'validation')
-    if (!existsSync(outDir)) mkdirSync(outDir)
+    const outDir = reportDir
+    if (!existsSync(outDir)) mkdirSync(outDir, { recursive: true })
     const reportPath = join(outDir, 'tests.json')
     writeFileSync(reportPath, `${JSON.stringify(report, null, 2)}\n`)
     return { results, report: reportPath }

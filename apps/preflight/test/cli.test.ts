@@ -135,14 +135,14 @@ test('an unexpected fault is internal_error, exit 2, with no exception text anyw
   assert.equal(r.stderr, '')
 })
 
-test('the installed bin shim runs the built CLI', async (t) => {
-  if (!existsSync(join(APP_DIR, 'dist', 'cli.js'))) {
-    t.skip('dist/cli.js is not built (npm ci builds it through prepare)')
+test('the installed bin shim runs the bundled CLI', async (t) => {
+  if (!existsSync(join(APP_DIR, 'bundle', 'bin', 'preflight.cjs'))) {
+    t.skip('bundle/bin/preflight.cjs is not built (npm ci builds it through prepare)')
     return
   }
   const out = execFileSync(
     process.execPath,
-    [join(APP_DIR, 'bin', 'preflight.js'), 'examples/01-current_control.json'],
+    [join(APP_DIR, 'bin', 'preflight.cjs'), 'examples/01-current_control.json'],
     {
       cwd: APP_DIR,
       encoding: 'utf8',

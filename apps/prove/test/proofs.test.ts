@@ -1,17 +1,16 @@
 // The runner end to end: starts quenchz from its CLI, proves it with the official clients, stops it.
 import assert from 'node:assert/strict'
 import { spawn, spawnSync } from 'node:child_process'
-import { existsSync, readdirSync } from 'node:fs'
+import { readdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
+import { findSharedData } from '@tollgate/test-support'
 
 const root = fileURLToPath(new URL('../../../', import.meta.url))
-const shared = process.env.TOLLGATE_SHARED ?? join(root, '..', 'shared')
-const noData = existsSync(join(shared, 'data'))
-  ? undefined
-  : `the shared ECB data is absent (${shared}); quenchz has no source to serve`
+// quenchz's default source is the shared ECB data; without it there is nothing to serve.
+const noData = findSharedData('data').skip
 
 test('the runner starts quenchz, proves all 22 checks and exits 0', { skip: noData }, () => {
   const run = spawnSync(

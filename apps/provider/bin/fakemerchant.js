@@ -1,3 +1,3 @@
 #!/usr/bin/env node
-// Shim: the built CLI lives in dist/ (npm run build).
-import '../dist/fakemerchant.js'
+// Installed as `fakemerchant`: the bundle (scripts/bundle.mjs; built by `npm ci`, `npm run build` and `npm pack`).
+import '../bundle/bin/fakemerchant.mjs'

@@ -1,8 +1,5 @@
 // Which store fakemerchant runs on, from its flags and environment: SQLite (default) or PostgreSQL with
 // --database-url / DATABASE_URL. Messages name the flag and never repeat the URL (it may hold a password).
-import { mkdtempSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { StoreError } from './errors.js'
 import type { StoreOptions } from './provider.js'
 import type { SqliteDurability } from './store/sqlite-connection.js'
@@ -24,7 +21,12 @@ export type StoreChoice =
   | { ok: false; problem: string }
 
 /** The store the flags ask for. A flag beats the environment: --db wins over DATABASE_URL. */
-export function chooseStore(flags: StoreFlags, env: NodeJS.ProcessEnv): StoreChoice {
+export function chooseStore(
+  flags: StoreFlags,
+  env: NodeJS.ProcessEnv,
+  /** Makes the default SQLite file's path (only called when no store was asked for). */
+  defaultSqliteFile: () => string,
+): StoreChoice {
   if (flags.db !== undefined && flags.databaseUrl !== undefined) {
     return { ok: false, problem: '--db (SQLite) and --database-url (PostgreSQL) exclude each other' }
   }
@@ -32,7 +34,7 @@ export function chooseStore(flags: StoreFlags, env: NodeJS.ProcessEnv): StoreCho
   const url = flags.databaseUrl ?? (fromEnv ? env.DATABASE_URL : undefined)
   if (url === undefined) {
     if (flags.databaseSchema !== undefined) return { ok: false, problem: '--database-schema needs --database-url' }
-    const file = flags.db ?? join(mkdtempSync(join(tmpdir(), 'fakemerchant-')), 'fakemerchant.sqlite')
+    const file = flags.db ?? defaultSqliteFile()
     return {
       ok: true,
       store: {

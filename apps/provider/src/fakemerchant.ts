@@ -1,29 +1,58 @@
 // fakemerchant: the provider on the demo ledger, for trying the platform end to end on one machine. It serves both
 // bindings on one port: MCP at /mcp and REST at /v1/… (the REST base URL is the bare origin).
 //   SIGNING_SECRET=srmps_<random> npx fakemerchant [--port 12112] [--host 127.0.0.1] [--db FILE | --database-url URL]
+import { join } from 'node:path'
 import { parseArgs } from 'node:util'
+import {
+  listenProblem,
+  type OwnedTempDir,
+  ownedTempDir,
+  parseArgsProblem,
+  parsePort,
+  USAGE_EXIT,
+  usageError,
+  versionLine,
+} from '@tollgate/cli'
+import { dbPathProblem } from './db-path.js'
 import { chooseStore, DEFAULT_DATABASE_SCHEMA, explainStoreFailure } from './fakemerchant-store.js'
+import { SERVER_INFO } from './mcp/create-server.js'
 import { startProvider } from './provider.js'
 
+const BIN = 'fakemerchant'
 const USAGE = `usage: SIGNING_SECRET=srmps_<random> fakemerchant [--port 12112] [--host 127.0.0.1] [--db FILE]
   [--lease-ms 30000] [--settle-ms 10000] [--retention-days 30] [--public-host HOST] [--strip-prefix /PREFIX]
   [--durability power-loss|process-crash] [--database-url postgres://… [--database-schema ${DEFAULT_DATABASE_SCHEMA}]]
+  [--allowed-host NAME]…
+  fakemerchant -h|--help | --version
   Serves MCP at http://HOST:PORT/mcp and REST at http://HOST:PORT/v1/… (REST base URL http://HOST:PORT).
   SIGNING_SECRET  the sandbox signing secret (srmps_…); two comma-separated secrets while rotating
-  --db FILE       SQLite file to keep data in across restarts; default: a fresh file in the OS temp dir (fresh data)
+  MCP_SESSION_KEY MAC key of 2025-era session ids (≥ 32 characters): give every replica the same one
+  --port N        port to listen on (default 12112; 0 picks a free one)
+  --db FILE       SQLite file to keep data in across restarts; default: a fresh file in a temporary folder that is
+                  removed when fakemerchant exits (fresh data every start)
   --database-url  run on PostgreSQL instead (also DATABASE_URL; --db wins over it); data persists in the schema
-  --database-schema  PostgreSQL schema for the keys and the demo ledger (created if absent); default ${DEFAULT_DATABASE_SCHEMA}`
+  --database-schema  PostgreSQL schema for the keys and the demo ledger (created if absent); default ${DEFAULT_DATABASE_SCHEMA}
+  --allowed-host  another Host name to answer for (repeatable); localhost, 127.0.0.1, [::1], --host and
+                  --public-host are allowed by default, any other Host gets 421`
 
 const HANG_HOOK = 'TOLLGATE_PROVIDER_TEST_HANG_AFTER_REFUND'
 
+/** A usage problem found after parsing: reported as `fakemerchant: <problem>` with exit 2. */
+class UsageProblem extends Error {}
+
 function int(value: string | undefined, name: string): number | undefined {
   if (value === undefined) return undefined
-  if (!/^[0-9]+$/.test(value)) throw new RangeError(`${name} must be a whole number`)
+  if (!/^[0-9]+$/.test(value)) throw new UsageProblem(`${name} must be a whole number`)
   return Number(value)
 }
 
+function usage(problem: string): number {
+  process.stderr.write(usageError(BIN, problem))
+  return USAGE_EXIT
+}
+
 async function main(): Promise<number> {
-  let values: Record<string, string | boolean | undefined>
+  let values: Record<string, string | string[] | boolean | undefined>
   try {
     ;({ values } = parseArgs({
       options: {
@@ -38,16 +67,21 @@ async function main(): Promise<number> {
         durability: { type: 'string' },
         'database-url': { type: 'string' },
         'database-schema': { type: 'string' },
-        help: { type: 'boolean' },
+        'allowed-host': { type: 'string', multiple: true },
+        help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean' },
       },
       strict: true,
     }))
-  } catch {
-    process.stderr.write(`${USAGE}\n`)
-    return 2
+  } catch (error) {
+    return usage(parseArgsProblem(error))
   }
   if (values.help === true) {
     process.stdout.write(`${USAGE}\n`)
+    return 0
+  }
+  if (values.version === true) {
+    process.stdout.write(versionLine(BIN, SERVER_INFO.version))
     return 0
   }
   const secrets = (process.env.SIGNING_SECRET ?? '').split(',').filter((s) => s !== '')
@@ -59,34 +93,54 @@ async function main(): Promise<number> {
     return 2
   }
   const str = (k: string) => values[k] as string | undefined
-  const choice = chooseStore(
-    {
-      db: str('db'),
-      databaseUrl: str('database-url'),
-      databaseSchema: str('database-schema'),
-      durability: str('durability'),
-    },
-    process.env,
-  )
-  if (!choice.ok) {
-    process.stderr.write(`fakemerchant: ${choice.problem}\nsee fakemerchant --help\n`)
-    return 2
+  const port = str('port') === undefined ? 12112 : parsePort(str('port') as string)
+  if (typeof port !== 'number') return usage(port.problem)
+  const host = str('host') ?? '127.0.0.1'
+  let leaseMs: number | undefined
+  let settleAfterMs: number | undefined
+  let retentionDays: number | undefined
+  try {
+    leaseMs = int(str('lease-ms'), '--lease-ms')
+    settleAfterMs = int(str('settle-ms'), '--settle-ms')
+    retentionDays = int(str('retention-days'), '--retention-days')
+  } catch (error) {
+    if (error instanceof UsageProblem) return usage(error.message)
+    throw error
   }
+  const durability = str('durability')
+  if (durability !== undefined && durability !== 'power-loss' && durability !== 'process-crash') {
+    return usage('--durability must be power-loss or process-crash')
+  }
+  const dbProblem = str('db') === undefined ? undefined : dbPathProblem(str('db') as string)
+  if (dbProblem !== undefined) return usage(`--db ${dbProblem}`)
+  const sessionKey = process.env.MCP_SESSION_KEY
+  if (sessionKey !== undefined && sessionKey.length < 32) return usage('MCP_SESSION_KEY must be at least 32 characters')
+  // The default SQLite data lives in a temporary folder of this process, removed on exit (signals included).
+  const owned: { temp?: OwnedTempDir } = {}
+  const choice = chooseStore(
+    { db: str('db'), databaseUrl: str('database-url'), databaseSchema: str('database-schema'), durability },
+    process.env,
+    () => {
+      owned.temp = ownedTempDir('fakemerchant-')
+      return join(owned.temp.path, 'fakemerchant.sqlite')
+    },
+  )
+  if (!choice.ok) return usage(choice.problem)
+  const temp = owned.temp
+  const allowedHosts = values['allowed-host'] as string[] | undefined
   const hangOn = process.env[HANG_HOOK]
   try {
-    const leaseMs = int(str('lease-ms'), '--lease-ms')
-    const settleAfterMs = int(str('settle-ms'), '--settle-ms')
-    const retentionDays = int(str('retention-days'), '--retention-days')
     const provider = await startProvider({
       secrets,
-      host: str('host') ?? '127.0.0.1',
-      port: int(str('port'), '--port') ?? 12112,
+      host,
+      port,
       store: choice.store,
       ...(str('public-host') !== undefined && { publicHost: str('public-host') }),
       ...(str('strip-prefix') !== undefined && { stripPrefix: str('strip-prefix') }),
       ...(leaseMs !== undefined && { inProgressLeaseMs: leaseMs }),
       // Replicas of one deployment share this key so a 2025-era session opened on one continues on another.
-      ...(process.env.MCP_SESSION_KEY !== undefined && { sessionKey: process.env.MCP_SESSION_KEY }),
+      ...(sessionKey !== undefined && { sessionKey }),
+      ...(allowedHosts !== undefined && { allowedHosts }),
       ...(retentionDays !== undefined && { retentionDays }),
       demoLedger: {
         ...(settleAfterMs !== undefined && { settleAfterMs }),
@@ -105,14 +159,29 @@ async function main(): Promise<number> {
     process.stdout.write(`fakemerchant: serving ${provider.url} (data: ${choice.where})\n`)
     process.stdout.write(`fakemerchant: REST at ${provider.restUrl} (base URL ${provider.baseUrl})\n`)
     const stop = () => {
-      void provider.close().then(() => process.exit(0))
+      void provider.close().then(() => {
+        temp?.remove()
+        process.exit(0)
+      })
     }
     process.once('SIGINT', stop)
     process.once('SIGTERM', stop)
     return -1
   } catch (error) {
-    const message = explainStoreFailure(error, choice) ?? (error instanceof Error ? error.message : 'unknown error')
-    process.stderr.write(`fakemerchant: ${message}\n`)
+    temp?.remove()
+    const problem = listenProblem(error, { host, port })
+    if (problem !== undefined) {
+      process.stderr.write(`${BIN}: ${problem}\n`)
+      return 1
+    }
+    const explained = explainStoreFailure(error, choice)
+    if (explained !== undefined) {
+      process.stderr.write(`${BIN}: ${explained}\n`)
+      return 1
+    }
+    const message = error instanceof Error ? error.message : 'unknown error'
+    const cause = error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : ''
+    process.stderr.write(`${BIN}: ${message}${cause}\n`)
     return 1
   }
 }

@@ -4,13 +4,15 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
+import { probePostgres } from '@tollgate/test-support'
 import pg from 'pg'
 import { demoLedgerStore, openPostgresStore, openSqliteStore, purgeExpired, type Store } from '../src/index.js'
 import { attempt, newKey, startTestProvider } from './helpers.js'
-import { PG_URL, probePostgres } from './postgres.js'
 
 const DAY = 86_400_000
-const pgSkip = await probePostgres()
+
+// Skips with the reason when PostgreSQL is absent; throws under TOLLGATE_REQUIRE_SERVICES=1.
+const { url: PG_URL, skip: pgSkip } = await probePostgres()
 
 interface Backend {
   name: string

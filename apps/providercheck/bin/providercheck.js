@@ -1,3 +1,3 @@
 #!/usr/bin/env node
-// Committed shim: the compiled CLI lives in dist/ (built by `npm run build` / `npx tsc -b apps/providercheck`).
-import '../dist/cli.js'
+// Installed as `providercheck`: the bundle (scripts/bundle.mjs; built by `npm ci`, `npm run build` and `npm pack`).
+import '../bundle/bin/providercheck.mjs'

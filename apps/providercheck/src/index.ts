@@ -1,7 +1,6 @@
 // @tollgate/providercheck — the conformance kit as a library (the bin is src/cli.ts).
 // Everything exported here is public API.
 
-export { canonicalJson } from './canonical-json.js'
 export { CheckFailure, type CheckResult, type Fixtures, type KitCredentials, type VerdictName } from './check-types.js'
 export { CHECKS } from './checks/index.js'
 export {
@@ -18,6 +17,7 @@ export { PLATFORM_ARGUMENTS } from './profile/platform-arguments.js'
 export { FORBIDDEN_KEYWORDS, limitProblems, measureSchema, SCHEMA_LIMITS } from './profile/schema-limits.js'
 export { buildReport, REPORT_FORMAT, type Report, type ReportVerification, sealOf, verifyReport } from './report.js'
 export { CHECK_IDS, type CheckId, REQUIREMENTS, type Requirement } from './requirements.js'
+export { canonicalJson } from './rfc8785-canonical-json.js'
 export {
   credentialsOf,
   KitConfigError,

@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import { parsePlain } from '@tollgate/strict-json'
-import { canonicalJson } from './canonical-json.js'
 import type { CheckResult } from './check-types.js'
+import { canonicalJson } from './rfc8785-canonical-json.js'
 import type { KitRun } from './run-kit.js'
 import { KIT_NAME, KIT_VERSION } from './version.js'
 

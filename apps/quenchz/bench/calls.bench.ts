@@ -12,6 +12,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { toNodeHandler } from '@modelcontextprotocol/node'
 import { createMcpHandler, fromJsonSchema, McpServer } from '@modelcontextprotocol/server'
 import { createAudience, createInProcessIssuer, FairBudget } from '@tollgate/gate'
+import { sharedDir } from '@tollgate/test-support'
 import { createRatesTools, openSource } from '../src/rates/index.js'
 import { ISSUER, RESOURCE } from '../src/server/constants.js'
 import { startQuenchz } from '../src/server/start-quenchz.js'
@@ -20,8 +21,8 @@ const CONCURRENCY = 16
 const CALLS_PER_PHASE = 800
 const ROUNDS = 5
 
-const root = fileURLToPath(new URL('../../../', import.meta.url))
-const history = join(process.env.TOLLGATE_SHARED ?? join(root, '..', 'shared'), 'data', 'ecb', 'eurofxref-hist.zip')
+const _root = fileURLToPath(new URL('../../../', import.meta.url))
+const history = join(sharedDir(), 'data', 'ecb', 'eurofxref-hist.zip')
 if (!existsSync(history)) {
   console.log(`calls.bench: skipped, the ECB history file is absent (${history})`)
   process.exit(0)

@@ -5,6 +5,7 @@ import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
+import { sharedDir } from '@tollgate/test-support'
 import {
   buildCertificate,
   closingReason,
@@ -17,9 +18,8 @@ import {
   type RatesSource,
 } from '../src/rates/index.js'
 
-const here = fileURLToPath(new URL('.', import.meta.url))
-const shared = process.env.TOLLGATE_SHARED ?? resolve(here, '../../../../shared')
-const zip = resolve(shared, 'data/ecb/eurofxref-hist.zip')
+const _here = fileURLToPath(new URL('.', import.meta.url))
+const zip = resolve(sharedDir(), 'data/ecb/eurofxref-hist.zip')
 
 const from = parseIsoDay('1999-01-04') as number
 const now = new Date()

@@ -1,6 +1,4 @@
 #!/usr/bin/env node
-// The `quenchz` command: runs the built CLI (build first with `npx tsc -b apps/quenchz`).
-import { main } from '../dist/cli.js'
-
-const outcome = await main(process.argv.slice(2))
-if (typeof outcome === 'number') process.exitCode = outcome
+// Installed as `quenchz`: the bundle of bin/quenchz-source.mjs (scripts/bundle.mjs; built by `npm ci`,
+// `npm run build` and `npm pack`).
+import '../bundle/bin/quenchz.mjs'

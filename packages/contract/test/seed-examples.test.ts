@@ -1,14 +1,11 @@
 import assert from 'node:assert/strict'
-import { existsSync, readFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { readFileSync } from 'node:fs'
 import { test } from 'node:test'
 import { contractValidator, listExamples } from '@tollgate/contract'
+import { findSharedData } from '@tollgate/test-support'
 
 // The seed's JSON blocks must be contract examples verbatim. The seed lives in ../shared (read-only, never copied).
-const repoRoot = process.env.TOLLGATE_REPO_ROOT ?? new URL('../../../', import.meta.url).pathname
-const sharedDir = process.env.TOLLGATE_SHARED ?? join(repoRoot, '..', 'shared')
-const seedFile = join(sharedDir, 'seeds', '002_e61001a191572b93.txt')
-const skip = existsSync(seedFile) ? false : `seed 002 not found under ${sharedDir} (set TOLLGATE_SHARED)`
+const { path: seedFile, skip } = findSharedData('seeds/002_e61001a191572b93.txt')
 
 /** The first complete JSON object in `text` after `marker`, string-aware so braces inside strings don't count. */
 function objectAfter(text: string, marker: string): unknown {

@@ -58,6 +58,12 @@ function checkLimit(v: unknown, name: string): void {
   if (!Number.isSafeInteger(v) || v < 0) throw new RangeError(`options.${name} must be a non-negative safe integer`)
 }
 
+/** Characters a string's fast path stops at: its closing quote, an escape, a control character. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what JSON strings forbid.
+const STRING_STOP = /["\\\u0000-\u001f]/g
+/** After this many plain characters, a string's fast path hands the scan to STRING_STOP. */
+const LONG_STRING = 64
+
 class ParseFailure {
   constructor(
     readonly code: StrictJsonErrorCode,
@@ -248,6 +254,14 @@ class Parser {
     const start = i
     for (;;) {
       if (i >= n) this.fail('ERR_STRICT_JSON_SYNTAX', i)
+      // Long runs: let the regex engine find the stop character (a 1 MiB string is one native scan, not a million
+      // steps of a loop that a short-lived process never gets to optimise).
+      if (i - start === LONG_STRING) {
+        STRING_STOP.lastIndex = i
+        const stop = STRING_STOP.exec(t)
+        i = stop === null || stop.index >= n ? n : stop.index
+        if (i >= n) this.fail('ERR_STRICT_JSON_SYNTAX', i)
+      }
       const c = t.charCodeAt(i)
       if (c === 0x22) {
         this.i = i + 1

@@ -221,3 +221,31 @@ test('a __proto__ member holding a nested value stays an own property with that 
   assert.ok(Object.hasOwn((first.a as JsonValue[])[1] as object, PROTO))
   assert.equal(v[1]![PROTO], 'x')
 })
+
+// Strings past the fast loop's first 64 characters are scanned natively: the same answers at every length.
+test('long strings: the stop character at, around and far past the hand-over point', () => {
+  for (const n of [63, 64, 65, 100, 70_000]) {
+    const plain = 'a'.repeat(n)
+    assert.equal(parseStrict(enc(`"${plain}"`), opts), plain, `plain ${n}`)
+    assert.equal(
+      parseStrict(enc(`["${plain}\\n${plain}"]`), opts)?.toString(),
+      `${plain}\n${plain}`,
+      `escape after ${n}`,
+    )
+    assert.equal(
+      codeOf(() => parseStrict(enc(`"${plain}\u0001"`), opts)),
+      'ERR_STRICT_JSON_SYNTAX',
+      `control after ${n}`,
+    )
+    assert.equal(
+      codeOf(() => parseStrict(enc(`"${plain}\n"`), opts)),
+      'ERR_STRICT_JSON_SYNTAX',
+      `newline after ${n}`,
+    )
+    assert.equal(
+      codeOf(() => parseStrict(enc(`"${plain}`), opts)),
+      'ERR_STRICT_JSON_SYNTAX',
+      `unterminated ${n}`,
+    )
+  }
+})

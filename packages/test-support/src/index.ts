@@ -1,2 +1,4 @@
 // Test-only helpers shared by the workspaces' suites (a private package; never a runtime dependency).
+export { DEFAULT_PG_URL, type PostgresProbe, probePostgres } from './postgres.js'
 export { probeRedis, type RedisProbe } from './redis.js'
+export { findSharedData, REPO_ROOT, type SharedData, sharedDir } from './shared-data.js'

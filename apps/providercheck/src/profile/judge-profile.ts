@@ -2,8 +2,8 @@ import { contractRef, listExamples, PROFILE_TOOLS, type ProfileTool, schemaDocum
 import type { ToolListing } from '@tollgate/platform-client'
 import { parsePlain } from '@tollgate/strict-json'
 import { Ajv2020 } from 'ajv/dist/2020.js'
-import { canonicalJson } from '../canonical-json.js'
 import { CheckFailure } from '../check-types.js'
+import { canonicalJson } from '../rfc8785-canonical-json.js'
 import { PLATFORM_ARGUMENTS } from './platform-arguments.js'
 import { contractIds, limitProblems, measureSchema, SCHEMA_LIMITS } from './schema-limits.js'
 

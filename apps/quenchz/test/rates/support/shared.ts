@@ -1,9 +1,10 @@
 // Locates ../shared (the seeds' recorded data) and builds small recordings directories in temp dirs.
 import { createHash } from 'node:crypto'
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { findSharedData } from '@tollgate/test-support'
 
 const here = dirname(fileURLToPath(import.meta.url))
 /** The repository root (apps/quenchz/test/rates/support → up five). */
@@ -11,28 +12,17 @@ export const REPO_ROOT = process.env.TOLLGATE_REPO_ROOT ?? resolve(here, '../../
 /** The quenchz workspace directory. */
 export const QUENCHZ_DIR = resolve(here, '../../..')
 
-/** $TOLLGATE_SHARED or <repo>/../shared, or null when absent. */
-export function findSharedDir(): string | null {
-  const dir = process.env.TOLLGATE_SHARED ?? resolve(REPO_ROOT, '..', 'shared')
-  return existsSync(dir) ? dir : null
-}
-
-const shared = findSharedDir()
+// The shared data through @tollgate/test-support: skip with the reason when absent, fail under
+// TOLLGATE_REQUIRE_SERVICES=1.
+const cassettes = findSharedData('data/quenchz-cassettes/index.json')
+const history = findSharedData('data/ecb/eurofxref-hist.zip')
 /** The recorded ECB responses, or null. */
-export const CASSETTES =
-  shared && existsSync(join(shared, 'data/quenchz-cassettes/index.json'))
-    ? join(shared, 'data/quenchz-cassettes')
-    : null
+export const CASSETTES = cassettes.skip === false ? dirname(cassettes.path) : null
 /** The ECB eurofxref-hist.zip, or null. */
-export const HISTORY_ZIP =
-  shared && existsSync(join(shared, 'data/ecb/eurofxref-hist.zip')) ? join(shared, 'data/ecb/eurofxref-hist.zip') : null
+export const HISTORY_ZIP = history.skip === false ? history.path : null
 /** Skip reasons, for `test(name, { skip }, fn)`. */
-export const NO_CASSETTES = CASSETTES
-  ? false
-  : 'needs ../shared/data/quenchz-cassettes (set TOLLGATE_SHARED); absent here'
-export const NO_HISTORY = HISTORY_ZIP
-  ? false
-  : 'needs ../shared/data/ecb/eurofxref-hist.zip (set TOLLGATE_SHARED); absent here'
+export const NO_CASSETTES = cassettes.skip
+export const NO_HISTORY = history.skip
 
 /** A fresh temp dir removed by the returned cleanup. */
 export function tempDir(prefix = 'quenchz-rates-'): { dir: string; cleanup: () => void } {

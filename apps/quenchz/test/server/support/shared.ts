@@ -1,16 +1,14 @@
-// Locates ../shared (or $TOLLGATE_SHARED) for tests that need the recorded ECB data.
-import { existsSync } from 'node:fs'
-import { resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
+// Locates ../shared (or $TOLLGATE_SHARED) for tests that need the recorded ECB data (@tollgate/test-support: skip
+// with the reason when absent, fail under TOLLGATE_REQUIRE_SERVICES=1).
+import { dirname } from 'node:path'
+import { findSharedData, REPO_ROOT, sharedDir } from '@tollgate/test-support'
 
-const repoRoot = resolve(fileURLToPath(new URL('../../../../../', import.meta.url)))
-
-export const REPO_ROOT = repoRoot
-export const SHARED = process.env.TOLLGATE_SHARED ?? resolve(repoRoot, '..', 'shared')
-export const HISTORY_ZIP = resolve(SHARED, 'data', 'ecb', 'eurofxref-hist.zip')
-export const CASSETTES = resolve(SHARED, 'data', 'quenchz-cassettes')
+export { REPO_ROOT }
+export const SHARED = sharedDir()
+const history = findSharedData('data/ecb/eurofxref-hist.zip')
+const cassettes = findSharedData('data/quenchz-cassettes/index.json')
+export const HISTORY_ZIP = history.path
+export const CASSETTES = dirname(cassettes.path)
 /** Why the data-dependent tests skip, or undefined when the history file is there. */
-export const NO_HISTORY = existsSync(HISTORY_ZIP) ? undefined : `the ECB history file is absent (${HISTORY_ZIP})`
-export const NO_CASSETTES = existsSync(resolve(CASSETTES, 'index.json'))
-  ? undefined
-  : `the recordings are absent (${CASSETTES})`
+export const NO_HISTORY = history.skip || undefined
+export const NO_CASSETTES = cassettes.skip || undefined

@@ -1,7 +1,13 @@
+// RFC 8785, the JSON Canonicalization Scheme (JCS): what a report's seal covers. Hand-written because it is the
+// RFC's own definition in ECMAScript terms (§3.2: JSON.stringify for literals, strings and numbers; object keys
+// sorted by UTF-16 code units; no whitespace), about twenty lines, and the seal must not change under a dependency
+// update. Pinned against the RFC's examples in test/rfc8785-canonical-json.test.ts.
+// One difference: RFC 8785 requires well-formed Unicode, while a lone surrogate here is written as JSON.stringify
+// writes it (\udxxx), so a report quoting a provider's malformed text can still be sealed and verified.
+
 /**
- * The canonical serialisation a report's seal covers: object keys sorted (UTF-16 order), no whitespace,
- * JSON.stringify for strings and finite numbers. Throws TypeError on values JSON cannot carry (undefined
- * inside arrays, non-finite numbers, functions).
+ * The RFC 8785 canonical form of `value`. Throws TypeError on values JSON cannot carry (undefined inside arrays,
+ * non-finite numbers, functions); undefined object members are left out, as JSON.stringify does.
  */
 export function canonicalJson(value: unknown): string {
   if (value === null) return 'null'
