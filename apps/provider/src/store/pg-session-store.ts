@@ -3,6 +3,7 @@
 // gives the same answer. Its own small pool: session checks never queue behind refunds.
 import type { SessionCaps, SessionStore } from '@tollgate/mcp-endpoint'
 import pg from 'pg'
+import { schemaDdlLockKey } from './postgres-connection.js'
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/
 
@@ -29,7 +30,9 @@ export class PgSessionStore implements SessionStore {
     const pool = new pg.Pool({ connectionString: options.connectionString, max: options.maxConnections ?? 4 })
     pool.on('error', () => {})
     try {
-      await pool.query(`CREATE SCHEMA IF NOT EXISTS ${s};
+      // One statement batch is one implicit transaction: the lock is held until its DDL committed.
+      await pool.query(`SELECT pg_advisory_xact_lock(hashtext('${schemaDdlLockKey(s)}'));
+CREATE SCHEMA IF NOT EXISTS ${s};
 CREATE TABLE IF NOT EXISTS ${s}.mcp_sessions (key TEXT PRIMARY KEY, owner TEXT NOT NULL, last_seen BIGINT NOT NULL);
 CREATE INDEX IF NOT EXISTS mcp_sessions_owner ON ${s}.mcp_sessions(owner, last_seen);`)
     } catch (error) {

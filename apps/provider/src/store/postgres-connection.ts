@@ -66,10 +66,16 @@ export function connectPostgres(options: PostgresStoreOptions): PostgresConnecti
   return { pool, schema, guard, transaction }
 }
 
-/** Runs DDL under an advisory lock: concurrent first starts race on CREATE … IF NOT EXISTS otherwise. */
-export function runSchemaDdl(c: PostgresConnection, lockName: string, ddl: string): Promise<void> {
+/**
+ * The one advisory lock every DDL of a schema takes (keys, demo ledger, 2025-era sessions): replicas starting at once
+ * race on CREATE … IF NOT EXISTS otherwise, and two different locks around overlapping DDL can deadlock (40P01).
+ */
+export const schemaDdlLockKey = (schema: string) => `tollgate_provider_ddl:${schema}`
+
+/** Runs DDL under the schema's DDL lock. */
+export function runSchemaDdl(c: PostgresConnection, ddl: string): Promise<void> {
   return c.transaction(async (client) => {
-    await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`${lockName}:${c.schema}`])
+    await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [schemaDdlLockKey(c.schema)])
     await client.query(ddl)
   })
 }

@@ -74,12 +74,10 @@ function ledgerDb(connection: PostgresConnection): LedgerDb {
   const sql = ledgerStatements(connection.schema)
   let ready: Promise<void> | undefined
   const ensureTables = () => {
-    ready ??= runSchemaDdl(connection, 'tollgate_provider_ledger_schema', ledgerSchemaSql(connection.schema)).catch(
-      (e: unknown) => {
-        ready = undefined
-        throw e
-      },
-    )
+    ready ??= runSchemaDdl(connection, ledgerSchemaSql(connection.schema)).catch((e: unknown) => {
+      ready = undefined
+      throw e
+    })
     return ready
   }
   return {

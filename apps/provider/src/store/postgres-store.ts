@@ -91,7 +91,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   return store
 }
 
-const ensureKeysSchema = (c: PostgresConnection) => runSchemaDdl(c, 'tollgate_provider_schema', keysSchemaSql(c.schema))
+const ensureKeysSchema = (c: PostgresConnection) => runSchemaDdl(c, keysSchemaSql(c.schema))
 
 // Named statements: each pooled connection parses one once and then only binds it.
 function keyStatements(s: string) {
