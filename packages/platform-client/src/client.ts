@@ -16,8 +16,11 @@ import {
   ToolListMalformed,
   UnexpectedHttpStatus,
 } from './errors.js'
-import { exchange, type Outgoing, type Received, TOOL_LIST_MAX_DEPTH } from './internal/http.js'
+import { exchange, type Outgoing, type Received } from './internal/http.js'
 import { isObject, plain, resultOf } from './internal/messages.js'
+import { readRestAnswer } from './internal/rest-answers.js'
+import { pathPrefix, restRequestOf } from './internal/rest-routes.js'
+import { TOOL_LIST_MAX_DEPTH } from './limits.js'
 
 /** The protocol era a server speaks: the 2026-07-28 revision, or the session-based one before it. */
 export type Era = '2026-07-28' | 'legacy'
@@ -27,10 +30,18 @@ export const LEGACY_VERSION = '2025-11-25'
 /** The contract's error envelope schema (structuredContent of an isError result). */
 export const ERROR_ENVELOPE_REF = 'error.json'
 
+/** The binding a provider serves: MCP tools, or the seed's REST routes (rest-binding.md). */
+export type Transport = 'mcp' | 'rest'
+
 /** How the platform reaches one provider. */
 export interface PlatformClientOptions {
-  /** The provider's MCP endpoint, e.g. https://billing.example.com/mcp. */
+  /**
+   * The provider's endpoint: over MCP the MCP URL (https://billing.example.com/mcp); over REST the base URL the
+   * `/v1/…` routes hang from, which may carry a path prefix (https://billing.example.com/chargeless).
+   */
   baseUrl: string
+  /** 'mcp' (default) or 'rest'. */
+  transport?: Transport
   /** The signing secret (srmps_… sandbox, srmp_… production); never logged. */
   secret: string
   /** Allow private/loopback addresses, any port, and plain http on loopback. Default false. */
@@ -55,7 +66,7 @@ export interface PlatformClientOptions {
   eraCache?: Map<string, Era>
 }
 
-/** The correlation identifiers a call carries in `_meta`. */
+/** The correlation identifiers a call carries in `_meta` (MCP) or the X-SupportRoute-* headers (REST). */
 export interface CallContext {
   correlationId: string
   channel: string
@@ -65,24 +76,37 @@ export interface CallContext {
 /** How one request of an attempt is signed: correctly, with a broken signature, or with an old timestamp. */
 export type SignatureMode = 'valid' | 'broken' | { staleSeconds: number }
 
+/**
+ * REST only: how the signature's key field and the Idempotency-Key header disagree (a conformance check's probe;
+ * each must be refused 401): the header carries another key than the one signed, the key field is signed empty
+ * (the MCP form) while the header is sent, or the header is removed after signing over the key.
+ */
+export type KeyFieldFault = 'header_differs' | 'signed_empty' | 'header_removed'
+
 /** Knobs of a single attempt, used by conformance checks. */
 export interface AttemptOptions {
   /** Chooses the signature per request; default every request valid. */
   signatureFor?: (phase: RequestPhase) => SignatureMode
+  /** REST only (needs an idempotency_key in the arguments): breaks the key field's binding on purpose. */
+  keyFieldFault?: KeyFieldFault
 }
 
 /** One attempt's answer: the validated object, or the validated error envelope with its REST status. */
 export type ToolOutcome =
-  | { kind: 'result'; status: 200; value: unknown; era: Era; requestId: string }
+  | { kind: 'result'; status: 200; value: unknown; era: Era | null; requestId: string; body?: Buffer }
   | {
       kind: 'error'
+      /** Over MCP the seed's table status of the code; over REST the HTTP status as received. */
       status: number
       code: string
       retryable: boolean
       message: string
       value: unknown
-      era: Era
+      /** The MCP era; null over REST. */
+      era: Era | null
       requestId: string
+      /** REST only: the received body, byte for byte (a replay is compared on these bytes). */
+      body?: Buffer
     }
 
 /** A call's answer after retries; 'verified' when retries ran out and sr_get_operation was asked. */
@@ -113,35 +137,53 @@ const defaultEraCache = new Map<string, Era>()
 const LEGACY_RPC_CODES = new Set([-32601, -32600, -32602, -32000, -32022])
 const LEGACY_HTTP_STATUSES = new Set([400, 404, 405, 406, 415])
 
+type ResolvedOptions = Required<Omit<PlatformClientOptions, 'bearerToken' | 'edgeHeaders' | 'era'>> &
+  Pick<PlatformClientOptions, 'bearerToken' | 'edgeHeaders'> & { era: 'auto' | Era }
+
+const DEFAULTS = {
+  transport: 'mcp',
+  allowPrivate: false,
+  era: 'auto',
+  timeoutMs: 30_000,
+  maxBodyBytes: 1024 * 1024,
+  maxAttempts: 3,
+  retryDelayMs: 200,
+} as const
+
 /**
- * Calls merchant-provider/v1 tools the way the platform does: one session per attempt, signed requests, strict
- * reading and contract validation of structuredContent. Throws TypeError on a missing secret or base URL.
+ * Calls merchant-provider/v1 tools the way the platform does: over MCP one session per attempt, over REST one
+ * request per attempt; signed requests, strict reading and contract validation of the answer. Throws TypeError
+ * (wrong type, missing secret or base URL) or RangeError (a number out of range) naming the option.
  */
 export class PlatformClient {
-  readonly #options: Required<Omit<PlatformClientOptions, 'bearerToken' | 'edgeHeaders' | 'era'>> &
-    Pick<PlatformClientOptions, 'bearerToken' | 'edgeHeaders'> & { era: 'auto' | Era }
+  readonly #options: ResolvedOptions
   #url: URL | undefined
   #rpcId = 0
 
   constructor(options: PlatformClientOptions) {
+    if (typeof options !== 'object' || options === null) throw new TypeError('options must be an object')
     if (typeof options.secret !== 'string' || options.secret === '') throw new TypeError('a signing secret is required')
     if (typeof options.baseUrl !== 'string' || options.baseUrl === '') throw new TypeError('a base URL is required')
+    checkOptionValues(options)
     checkConfiguredHeaders(options)
+    // An option given as undefined keeps its default (a spread would let it replace the default).
+    const given = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined))
     this.#options = {
-      allowPrivate: false,
-      era: 'auto',
-      timeoutMs: 30_000,
-      maxBodyBytes: 1024 * 1024,
-      maxAttempts: 3,
-      retryDelayMs: 200,
+      ...DEFAULTS,
       now: () => new Date(),
       eraCache: defaultEraCache,
-      ...options,
-    }
+      ...given,
+    } as ResolvedOptions
   }
 
-  /** The era this client uses for the base URL (detecting it with a discovery when not known yet). */
+  /** The binding this client speaks. */
+  get transport(): Transport {
+    return this.#options.transport
+  }
+
+  /** The era this client uses for the base URL (detecting it with a discovery when not known yet). MCP only. */
   async era(): Promise<Era> {
+    this.#mcpOnly('era()')
     const url = await this.#baseUrl()
     return this.#knownEra(url) ?? this.discover()
   }
@@ -151,6 +193,7 @@ export class PlatformClient {
    * used; detects and caches the era when it is not known. Throws PlatformClientError.
    */
   async discover(): Promise<Era> {
+    this.#mcpOnly('discover()')
     const url = await this.#baseUrl()
     const session = await this.#handshake(url, {})
     await this.#close(url, session, {})
@@ -178,7 +221,8 @@ export class PlatformClient {
       }
       if (attempts < this.#options.maxAttempts) await this.#pause(attempts)
     }
-    if (last === undefined) throw new DiscoveryFailed('no attempt ran')
+    // maxAttempts >= 1 is checked at construction, so at least one attempt ran and failed as a 5xx.
+    if (last === undefined) throw new Error('unreachable: no attempt ran')
     const lastFailure = 'error' in last ? last.error.code : (last.outcome as { code: string }).code
     const key = args.idempotency_key
     if (typeof key === 'string' && name !== 'sr_get_operation') {
@@ -193,7 +237,10 @@ export class PlatformClient {
     return { ...last.outcome, attempts }
   }
 
-  /** One attempt: its own session, one tools/call, closed. Throws PlatformClientError for any failure. */
+  /**
+   * One attempt. MCP: its own session, one tools/call, closed. REST: one signed request to the tool's route.
+   * Throws PlatformClientError for any failure.
+   */
   async attempt(
     name: string,
     args: Record<string, unknown>,
@@ -202,6 +249,8 @@ export class PlatformClient {
   ): Promise<ToolOutcome> {
     const tool = PROFILE_TOOLS.find((t) => t.name === name)
     if (!tool) throw new TypeError('not a profile tool')
+    if (this.#options.transport === 'rest') return this.#attemptRest(name, tool.outputRef, args, context, options)
+    if (options.keyFieldFault !== undefined) throw new TypeError('keyFieldFault applies to the REST transport only')
     const url = await this.#baseUrl()
     const requestId = randomUUID()
     const meta: Record<string, unknown> = {
@@ -232,6 +281,7 @@ export class PlatformClient {
    * true). deadline (epoch ms) bounds the whole listing: passing it throws RequestTimedOut.
    */
   async listTools(options: { maxPages: number; deadline?: number }): Promise<ToolListing> {
+    this.#mcpOnly('listTools()')
     const url = await this.#baseUrl()
     const deadline = options.deadline
     const session = await this.#handshake(url, {}, deadline)
@@ -267,6 +317,57 @@ export class PlatformClient {
     } finally {
       await this.#close(url, session, {})
     }
+  }
+
+  // REST (rest-binding.md): the key in the Idempotency-Key header and in the signature's key field, the
+  // correlation ids in X-SupportRoute-* headers (request id new per attempt), the answer read strictly.
+  async #attemptRest(
+    name: string,
+    outputRef: string,
+    args: Record<string, unknown>,
+    context: CallContext,
+    options: AttemptOptions,
+  ): Promise<ToolOutcome> {
+    const rest = restRequestOf(name, args)
+    const url = await this.#baseUrl()
+    const requestId = randomUUID()
+    const path = pathPrefix(url) + rest.route
+    const body = rest.body === undefined ? Buffer.alloc(0) : Buffer.from(JSON.stringify(rest.body), 'utf8')
+    const headers = this.#commonHeaders(url)
+    headers.accept = 'application/json'
+    if (rest.method === 'POST') headers['content-type'] = 'application/json'
+    headers['x-supportroute-request-id'] = requestId
+    headers['x-supportroute-correlation-id'] = context.correlationId
+    headers['x-supportroute-channel'] = context.channel
+    if (context.externalTicket !== undefined) headers['x-supportroute-external-ticket'] = context.externalTicket
+    const { signedKey, headerKey } = keyField(rest.idempotencyKey, options.keyFieldFault)
+    if (headerKey !== undefined) headers['idempotency-key'] = headerKey
+    const mode = options.signatureFor?.('rest') ?? 'valid'
+    Object.assign(headers, this.#sign(url.host, path, rest.method, body, signedKey, mode))
+    const received = await exchange(
+      { method: rest.method, url, path, headers, body },
+      {
+        phase: 'rest',
+        allowPrivate: this.#options.allowPrivate,
+        timeoutMs: this.#options.timeoutMs,
+        maxBodyBytes: this.#options.maxBodyBytes,
+        sse: false,
+      },
+    )
+    const answer = readRestAnswer(received, outputRef, ERROR_ENVELOPE_REF)
+    return { ...answer, era: null, requestId }
+  }
+
+  #mcpOnly(what: string): void {
+    if (this.#options.transport !== 'mcp') throw new TypeError(`${what} is MCP only (transport is rest)`)
+  }
+
+  // Bearer token, edge headers and Host: sent on every request of both transports.
+  #commonHeaders(url: URL): Record<string, string> {
+    const headers: Record<string, string> = { ...(this.#options.edgeHeaders ?? {}) }
+    if (this.#options.bearerToken !== undefined) headers.authorization = `Bearer ${this.#options.bearerToken}`
+    headers.host = url.host
+    return headers
   }
 
   async #baseUrl(): Promise<URL> {
@@ -402,9 +503,7 @@ export class PlatformClient {
       if (left <= 0) throw new RequestTimedOut(0)
       timeoutMs = Math.min(timeoutMs, left)
     }
-    const headers: Record<string, string> = { ...(this.#options.edgeHeaders ?? {}) }
-    if (this.#options.bearerToken !== undefined) headers.authorization = `Bearer ${this.#options.bearerToken}`
-    headers.host = url.host
+    const headers = this.#commonHeaders(url)
     if (method === 'POST') {
       headers['content-type'] = 'application/json'
       headers.accept = 'application/json, text/event-stream'
@@ -412,7 +511,8 @@ export class PlatformClient {
     if (session.protocolVersion !== undefined) headers['mcp-protocol-version'] = session.protocolVersion
     if (session.sessionId !== undefined) headers['mcp-session-id'] = session.sessionId
     Object.assign(headers, extra)
-    Object.assign(headers, this.#sign(url, method, body, options.signatureFor?.(phase) ?? 'valid'))
+    // Over MCP the key field is always empty (seed 002, İmzalama).
+    Object.assign(headers, this.#sign(url.host, url.pathname, method, body, '', options.signatureFor?.(phase) ?? 'valid'))
     const out: Outgoing = { method, url, headers, body }
     return exchange(out, {
       phase,
@@ -424,12 +524,19 @@ export class PlatformClient {
     })
   }
 
-  #sign(url: URL, method: string, body: Buffer, mode: SignatureMode): Record<string, string> {
+  #sign(
+    host: string,
+    path: string,
+    method: string,
+    body: Buffer,
+    key: string,
+    mode: SignatureMode,
+  ): Record<string, string> {
     const now =
       typeof mode === 'object'
         ? new Date(this.#options.now().getTime() - mode.staleSeconds * 1000)
         : this.#options.now()
-    const signed = signHeaders(this.#options.secret, { method, host: url.host, path: url.pathname, body, key: '' }, now)
+    const signed = signHeaders(this.#options.secret, { method, host, path, body, key }, now)
     if (mode !== 'broken') return signed
     const out: Record<string, string> = {}
     for (const [name, value] of Object.entries(signed)) {
@@ -476,6 +583,49 @@ function checkConfiguredHeaders(options: PlatformClientOptions): void {
     }
     if (options.bearerToken === '') throw new TypeError('the bearer token is empty')
   }
+}
+
+// What the signature's key field covers and what the Idempotency-Key header carries; equal unless a probe asks.
+function keyField(key: string | undefined, fault: KeyFieldFault | undefined): { signedKey: string; headerKey?: string } {
+  if (fault === undefined) return key === undefined ? { signedKey: '' } : { signedKey: key, headerKey: key }
+  if (key === undefined) throw new TypeError('keyFieldFault needs an idempotency_key in the arguments')
+  if (fault === 'header_differs') return { signedKey: key, headerKey: `${key}:other` }
+  if (fault === 'signed_empty') return { signedKey: '', headerKey: key }
+  return { signedKey: key }
+}
+
+const NUMERIC_OPTIONS = [
+  // name, smallest accepted; at most 2^31-1 (what a timer accepts).
+  ['timeoutMs', 1],
+  ['maxBodyBytes', 1],
+  ['maxAttempts', 1],
+  ['retryDelayMs', 0],
+] as const
+
+// Misuse is refused at construction, naming the option (never its value: options may sit next to secrets).
+function checkOptionValues(options: PlatformClientOptions): void {
+  for (const [name, min] of NUMERIC_OPTIONS) {
+    const value = options[name]
+    if (value === undefined) continue
+    if (typeof value !== 'number' || !Number.isInteger(value)) throw new TypeError(`${name} must be an integer`)
+    if (value < min || value > 2 ** 31 - 1)
+      throw new RangeError(`${name} must be between ${min} and ${2 ** 31 - 1}`)
+  }
+  const oneOf = (name: 'transport' | 'era', allowed: readonly string[]) => {
+    const value = options[name]
+    if (value !== undefined && !allowed.includes(value as string))
+      throw new TypeError(`${name} must be one of ${allowed.join(', ')}`)
+  }
+  oneOf('transport', ['mcp', 'rest'])
+  oneOf('era', ['auto', MODERN_VERSION, 'legacy'])
+  if (options.allowPrivate !== undefined && typeof options.allowPrivate !== 'boolean')
+    throw new TypeError('allowPrivate must be a boolean')
+  if (options.now !== undefined && typeof options.now !== 'function') throw new TypeError('now must be a function')
+  if (options.eraCache !== undefined && !(options.eraCache instanceof Map)) throw new TypeError('eraCache must be a Map')
+  if (options.edgeHeaders !== undefined && (typeof options.edgeHeaders !== 'object' || options.edgeHeaders === null))
+    throw new TypeError('edgeHeaders must be an object')
+  if (options.bearerToken !== undefined && typeof options.bearerToken !== 'string')
+    throw new TypeError('bearerToken must be a string')
 }
 
 interface Session {

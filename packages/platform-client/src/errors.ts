@@ -173,5 +173,13 @@ export class ToolListMalformed extends PlatformClientError {
   }
 }
 
-/** Which HTTP request of an attempt an error belongs to. */
-export type RequestPhase = 'discover' | 'initialize' | 'initialized' | 'tools/call' | 'tools/list' | 'delete'
+/** Which HTTP request of an attempt an error belongs to (over REST an attempt is one request). */
+export type RequestPhase =
+  | 'discover'
+  | 'initialize'
+  | 'initialized'
+  | 'tools/call'
+  | 'tools/list'
+  | 'delete'
+  /** The one request of a REST attempt. */
+  | 'rest'

@@ -1,4 +1,4 @@
-// @tollgate/platform-client — calls merchant-provider/v1 MCP tools the way the platform does.
+// @tollgate/platform-client — calls merchant-provider/v1 providers (MCP or REST) the way the platform does.
 // Everything exported here is public API; helpers live in src/internal/.
 
 export { type BaseUrlRules, checkBaseUrl } from './base-url.js'
@@ -8,6 +8,7 @@ export {
   type CallResult,
   ERROR_ENVELOPE_REF,
   type Era,
+  type KeyFieldFault,
   LEGACY_VERSION,
   MODERN_VERSION,
   PlatformClient,
@@ -16,6 +17,7 @@ export {
   type ToolListing,
   type ToolOutcome,
   type ToolPage,
+  type Transport,
 } from './client.js'
 export {
   BaseUrlRejected,
@@ -38,5 +40,5 @@ export {
   ToolListMalformed,
   UnexpectedHttpStatus,
 } from './errors.js'
-export { isLoopbackAddress, isPublicAddress } from './internal/address.js'
-export { TOOL_LIST_MAX_DEPTH } from './internal/http.js'
+export { isLoopbackAddress, isPublicAddress } from './address.js'
+export { STRICT_LIMITS, TOOL_LIST_MAX_DEPTH } from './limits.js'

@@ -12,12 +12,15 @@ import {
   type RequestPhase,
   RequestTimedOut,
 } from '../errors.js'
-import { isPublicAddress } from './address.js'
+import { isPublicAddress } from '../address.js'
+import { STRICT_LIMITS } from '../limits.js'
 
 /** One HTTP request exactly as it goes on the wire. */
 export interface Outgoing {
-  method: 'POST' | 'DELETE'
+  method: 'GET' | 'POST' | 'DELETE'
   url: URL
+  /** The path exactly as sent and signed (REST: percent-encoded parameters); default the URL's own. */
+  path?: string
   headers: Record<string, string>
   body: Buffer
 }
@@ -29,6 +32,8 @@ export interface ExchangeOptions {
   maxBodyBytes: number
   /** The JSON-RPC id whose answer ends an SSE stream. */
   expectId?: number
+  /** false reads a text/event-stream answer as a plain body (REST answers are never streams). Default true. */
+  sse?: boolean
   /** Nesting limit of the strict reader for this answer; default STRICT_LIMITS.maxDepth. */
   maxDepth?: number
 }
@@ -38,13 +43,6 @@ export type Received =
   | { status: number; headers: IncomingHttpHeaders; kind: 'body'; body: Buffer }
   | { status: number; headers: IncomingHttpHeaders; kind: 'sse'; answer: Buffer | undefined }
 
-export const STRICT_LIMITS = { maxBytes: 1024 * 1024, maxDepth: 64 }
-/**
- * tools/list pages carry published schemas, whose depth the conformance kit measures itself (limit 32); the
- * reader allows far more so an over-deep schema is reported as such, not as unreadable JSON. The reader is
- * iterative and the page is bounded by maxBodyBytes, so this costs no stack.
- */
-export const TOOL_LIST_MAX_DEPTH = 256
 
 /** Sends one request (no redirects followed, addresses checked at connect time) and reads the answer bounded. */
 export function exchange(out: Outgoing, options: ExchangeOptions): Promise<Received> {
@@ -63,6 +61,7 @@ export function exchange(out: Outgoing, options: ExchangeOptions): Promise<Recei
       out.url,
       {
         method: out.method,
+        ...(out.path === undefined ? {} : { path: out.path }),
         headers: { ...out.headers, 'content-length': String(out.body.length) },
         lookup: guardedLookup(options.allowPrivate),
         agent: false,
@@ -79,7 +78,7 @@ export function exchange(out: Outgoing, options: ExchangeOptions): Promise<Recei
         }
         const type = String(res.headers['content-type'] ?? '').toLowerCase()
         const reading =
-          type.startsWith('text/event-stream') && status === 200
+          options.sse !== false && type.startsWith('text/event-stream') && status === 200
             ? readSse(res, options).then((answer) => ({ status, headers: res.headers, kind: 'sse' as const, answer }))
             : readBody(res, options.maxBodyBytes).then((body) => ({
                 status,

@@ -17,17 +17,22 @@ import {
   type RequestPhase,
   UnexpectedHttpStatus,
 } from '../errors.js'
-import { type Received, STRICT_LIMITS } from './http.js'
+import { STRICT_LIMITS } from '../limits.js'
+import type { Received } from './http.js'
 
 /** Reads one JSON-RPC message from received bytes with the strict reader. */
-export function readMessage(bytes: Buffer, maxDepth = STRICT_LIMITS.maxDepth): JsonObject {
+export function readMessage(
+  bytes: Buffer,
+  maxDepth: number = STRICT_LIMITS.maxDepth,
+  notObject = 'not a JSON-RPC message',
+): JsonObject {
   let value: JsonValue
   try {
     value = parseStrict(bytes, { ...STRICT_LIMITS, maxDepth })
   } catch (error) {
     throw fromStrict(error)
   }
-  if (!isObject(value)) throw new MalformedBody('not a JSON-RPC message')
+  if (!isObject(value)) throw new MalformedBody(notObject)
   return value
 }
 

@@ -18,6 +18,8 @@ export type Reply =
   | { sse: string[]; keepOpen?: boolean }
   /** Writes these bytes as a 200 SSE answer, then destroys the connection mid-stream. */
   | { cut: string }
+  /** Closes the connection without any answer (a dropped connection). */
+  | { drop: true }
 
 export interface Responder {
   url: string
@@ -37,10 +39,14 @@ export async function startResponder(handler: (req: Recorded) => Reply | Promise
       path: req.url ?? '',
       headers: req.headers,
       body,
-      message: body.length > 0 ? JSON.parse(body.toString('utf8')) : undefined,
+      message: body.length > 0 ? tryParse(body) : undefined,
     }
     requests.push(recorded)
     const reply = await handler(recorded)
+    if ('drop' in reply) {
+      req.socket.destroy()
+      return
+    }
     if ('cut' in reply) {
       res.writeHead(200, { 'content-type': 'text/event-stream' })
       res.write(reply.cut)
@@ -137,5 +143,14 @@ export function legacyHandler(tool: (req: Recorded) => Reply, sessionId?: string
       status: 404,
       body: JSON.stringify({ jsonrpc: '2.0', id: m?.id ?? null, error: { code: -32601, message: 'Method not found' } }),
     }
+  }
+}
+
+// REST bodies are plain objects, not JSON-RPC messages; the field is a convenience either way.
+function tryParse(body: Buffer): Recorded['message'] {
+  try {
+    return JSON.parse(body.toString('utf8'))
+  } catch {
+    return undefined
   }
 }
