@@ -1,4 +1,4 @@
-import type { CallContext, Era, PlatformClient } from '@tollgate/platform-client'
+import type { CallContext, Era, PlatformClient, Transport } from '@tollgate/platform-client'
 import type { CheckId } from './requirements.js'
 
 export type VerdictName = 'pass' | 'fail' | 'skip'
@@ -32,7 +32,10 @@ export interface KitState {
   customer?: Record<string, unknown>
   transaction?: Record<string, unknown>
   subscription?: Record<string, unknown>
-  refund?: { key: string; args: Record<string, unknown>; value: Record<string, unknown> }
+  /** The first refund; over REST also its status and received bytes (a replay must repeat both). */
+  refund?: { key: string; args: Record<string, unknown>; value: Record<string, unknown>; body?: Buffer }
+  /** Profile tools mcp_profile found missing from tools/list: checks calling them are skipped, not failed. */
+  missingTools?: readonly string[]
 }
 
 export interface Fixtures {
@@ -44,6 +47,8 @@ export interface Fixtures {
 
 export interface KitContext {
   client: PlatformClient
+  /** The binding under test (the client speaks it). */
+  transport: Transport
   fixtures: Fixtures
   call: CallContext
   state: KitState
@@ -67,6 +72,10 @@ export interface CheckDefinition {
   id: CheckId
   /** Checks that must pass first; otherwise this one is skipped (dependency_failed). */
   needs: readonly CheckId[]
+  /** The bindings the check applies to (default both); on another one it is skipped not_applicable. */
+  transports?: readonly Transport[]
+  /** The profile tools the check calls: one that mcp_profile found missing skips it (dependency_failed). */
+  tools?: readonly string[]
   /** One-line pass reason. Throws CheckFailure or NotApplicable. */
   run(ctx: KitContext): Promise<string>
 }

@@ -8,7 +8,7 @@ export const BEARER_TOKEN_ENV = 'PROVIDERCHECK_BEARER_TOKEN'
 export interface RunCommand {
   kind: 'run'
   sandbox: true
-  transport: 'mcp'
+  transport: 'mcp' | 'rest'
   allowPrivate: boolean
   baseUrl: string
   tenant: string
@@ -21,8 +21,22 @@ export interface RunCommand {
   edgeHeaders: Record<string, string>
 }
 
+/** `providercheck call`: one call made exactly as the platform makes it (issue 8 §4). */
+export interface CallCommand {
+  kind: 'call'
+  transport: 'mcp' | 'rest'
+  allowPrivate: boolean
+  baseUrl: string
+  era: 'auto' | '2026-07-28' | 'legacy'
+  edgeHeaders: Record<string, string>
+  tool: string
+  /** The JSON-ARGS text as given; main reads it strictly. */
+  args: string
+}
+
 export type Command =
   | RunCommand
+  | CallCommand
   | { kind: 'verify'; file: string }
   | { kind: 'help' }
   | { kind: 'usage_error'; message: string }
@@ -41,14 +55,18 @@ const VALUE_FLAGS = [
 const BOOLEAN_FLAGS = ['sandbox', 'allow-private', 'h', 'help'] as const
 const REQUIRED = ['transport', 'base-url', 'tenant', 'customer', 'transaction', 'subscription'] as const
 
-export const USAGE = `usage: providercheck -sandbox -transport mcp [-allow-private] -base-url URL -tenant ID
+export const USAGE = `usage: providercheck -sandbox -transport mcp|rest [-allow-private] -base-url URL -tenant ID
                      -customer REF -transaction REF -subscription REF [-json FILE] [-era auto|2026-07-28|legacy]
                      [-edge-header 'Name: value' ...]
+       providercheck call -transport mcp|rest [-allow-private] -base-url URL [-era …] [-edge-header …] TOOL 'JSON-ARGS'
        providercheck verify REPORT
        providercheck -h
 
 Flags take one dash or two (-base-url or --base-url; -flag=value works too).
--transport mcp is the only transport so far (rest is not supported yet).
+-transport mcp: -base-url is the MCP endpoint (http://localhost:12112/mcp). -transport rest: -base-url is the base
+URL the /v1/… routes hang from, a path prefix allowed (http://localhost:12112). -era applies to mcp only.
+call makes one signed call exactly as the platform does (TOOL is a profile tool, e.g. sr_get_transaction;
+JSON-ARGS its MCP arguments, e.g. '{"transaction_ref":"ch_1001"}') and prints status, outcome and body.
 The signing secret comes from ${SECRET_ENV} (a sandbox secret, srmps_…).
 A bearer token, when the provider requires one, comes from ${BEARER_TOKEN_ENV} (never a flag: a token on the
 command line leaks into shell history and process lists); it is sent as Authorization: Bearer on every request.
@@ -59,6 +77,7 @@ needs did not pass, or a report does not verify; 2 usage error.`
 
 /** Parses the command line (without node and the script). Never throws. */
 export function parseCommandLine(argv: readonly string[]): Command {
+  if (argv[0] === 'call') return parseCall(argv.slice(1))
   if (argv[0] === 'verify') {
     if (argv.length !== 2 || argv[1] === undefined || argv[1].startsWith('-')) {
       return { kind: 'usage_error', message: 'verify takes one argument: the report file' }
@@ -104,21 +123,13 @@ export function parseCommandLine(argv: readonly string[]): Command {
   const missing: string[] = REQUIRED.filter((f) => !values.has(f)).map((f) => `-${f}`)
   if (!flags.has('sandbox')) missing.unshift('-sandbox')
   if (missing.length > 0) return { kind: 'usage_error', message: `missing: ${missing.join(', ')}` }
-  const transport = values.get('transport')
-  if (transport === 'rest') {
-    return {
-      kind: 'usage_error',
-      message: '-transport rest is not supported yet: this kit checks the MCP binding (-transport mcp)',
-    }
-  }
-  if (transport !== 'mcp') return { kind: 'usage_error', message: '-transport must be mcp' }
-  const era = values.get('era') ?? 'auto'
-  if (era !== 'auto' && era !== '2026-07-28' && era !== 'legacy')
-    return { kind: 'usage_error', message: '-era must be auto, 2026-07-28 or legacy' }
+  const binding = transportAndEra(values)
+  if ('message' in binding) return { kind: 'usage_error', message: binding.message }
+  const { transport, era } = binding
   return {
     kind: 'run',
     sandbox: true,
-    transport: 'mcp',
+    transport,
     allowPrivate: flags.has('allow-private'),
     baseUrl: values.get('base-url') as string,
     tenant: values.get('tenant') as string,
@@ -129,6 +140,67 @@ export function parseCommandLine(argv: readonly string[]): Command {
     era,
     // fromEntries defines own properties, so even a header named __proto__ stays a plain entry.
     edgeHeaders: Object.fromEntries(edgeHeaders),
+  }
+}
+
+// -transport mcp|rest and -era (MCP only), shared by the kit's command line and `call`.
+function transportAndEra(
+  values: Map<string, string>,
+): { transport: 'mcp' | 'rest'; era: 'auto' | '2026-07-28' | 'legacy' } | { message: string } {
+  const transport = values.get('transport')
+  if (transport !== 'mcp' && transport !== 'rest') return { message: '-transport must be mcp or rest' }
+  const era = values.get('era') ?? 'auto'
+  if (era !== 'auto' && era !== '2026-07-28' && era !== 'legacy')
+    return { message: '-era must be auto, 2026-07-28 or legacy' }
+  if (transport === 'rest' && values.has('era')) return { message: '-era applies to -transport mcp only' }
+  return { transport, era }
+}
+
+const CALL_VALUE_FLAGS = ['transport', 'base-url', 'era', 'edge-header'] as const
+
+/** `call` [flags] TOOL 'JSON-ARGS': the flags the kit's run shares, then exactly two positional arguments. */
+function parseCall(argv: readonly string[]): Command {
+  const values = new Map<string, string>()
+  const edgeHeaders = new Map<string, string>()
+  const positional: string[] = []
+  let allowPrivate = false
+  for (let i = 0; i < argv.length; i += 1) {
+    const arg = argv[i] as string
+    const match = /^--?([a-z][a-z-]*)(?:=(.*))?$/.exec(arg)
+    if (!match) {
+      positional.push(arg)
+      continue
+    }
+    const name = match[1] as string
+    if (name === 'allow-private' && match[2] === undefined) {
+      allowPrivate = true
+      continue
+    }
+    if (!(CALL_VALUE_FLAGS as readonly string[]).includes(name))
+      return { kind: 'usage_error', message: `call: unknown flag -${name}` }
+    const value = match[2] ?? argv[++i]
+    if (value === undefined || value === '') return { kind: 'usage_error', message: `call: -${name} needs a value` }
+    if (name === 'edge-header') {
+      const problem = addEdgeHeader(edgeHeaders, value)
+      if (problem !== undefined) return { kind: 'usage_error', message: problem }
+    } else values.set(name, value)
+  }
+  const missing = ['transport', 'base-url'].filter((f) => !values.has(f)).map((f) => `-${f}`)
+  if (positional.length < 2) missing.push(positional.length === 0 ? 'TOOL JSON-ARGS' : 'JSON-ARGS')
+  if (missing.length > 0) return { kind: 'usage_error', message: `call: missing ${missing.join(', ')}` }
+  // Never echo a positional argument: JSON-ARGS may hold customer data.
+  if (positional.length > 2) return { kind: 'usage_error', message: 'call takes TOOL and one JSON-ARGS (quote it)' }
+  const binding = transportAndEra(values)
+  if ('message' in binding) return { kind: 'usage_error', message: `call: ${binding.message}` }
+  return {
+    kind: 'call',
+    transport: binding.transport,
+    allowPrivate,
+    baseUrl: values.get('base-url') as string,
+    era: binding.era,
+    edgeHeaders: Object.fromEntries(edgeHeaders),
+    tool: positional[0] as string,
+    args: positional[1] as string,
   }
 }
 

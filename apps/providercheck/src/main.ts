@@ -1,5 +1,6 @@
 import { readFileSync, statSync, writeFileSync } from 'node:fs'
 import { secretEnvironment } from '@tollgate/signing'
+import { runCall } from './call-command.js'
 import type { CheckResult } from './check-types.js'
 import { BEARER_TOKEN_ENV, type Command, parseCommandLine, type RunCommand, SECRET_ENV, USAGE } from './command-line.js'
 import { buildReport, verifyReport } from './report.js'
@@ -43,6 +44,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
   if (command.kind === 'verify') return verify(command.file, secret, io)
   // An empty variable counts as unset (`export VAR=` is how shells clear one).
   const bearerToken = env[BEARER_TOKEN_ENV] === '' ? undefined : env[BEARER_TOKEN_ENV]
+  if (command.kind === 'call') return runCall(command, secret, bearerToken, io)
   const options = kitOptions(command as RunCommand, secret, bearerToken)
   const problem = kitOptionsProblem(options)
   if (problem !== undefined) {
@@ -57,6 +59,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
 
 function kitOptions(command: RunCommand, secret: string, bearerToken: string | undefined): KitOptions {
   return {
+    transport: command.transport,
     baseUrl: command.baseUrl,
     secret,
     allowPrivate: command.allowPrivate,
@@ -82,12 +85,14 @@ function credentialsNote(options: KitOptions): string {
 }
 
 async function run(command: RunCommand, options: KitOptions, secret: string, io: Output): Promise<number> {
-  io.out(`${KIT_NAME} ${KIT_VERSION}: transport mcp, sandbox, ${command.baseUrl}${credentialsNote(options)}`)
+  io.out(
+    `${KIT_NAME} ${KIT_VERSION}: transport ${command.transport}, sandbox, ${command.baseUrl}${credentialsNote(options)}`,
+  )
   const kit = await runKit(options, (result) => io.out(formatLine(result)))
   const n = (v: string) => kit.results.filter((r) => r.verdict === v).length
   const ms = kit.finishedAt.getTime() - kit.startedAt.getTime()
   io.out(
-    `summary: ${n('pass')} pass, ${n('fail')} fail, ${n('skip')} skip of ${kit.results.length} checks in ${ms} ms (${kit.era ?? 'era unknown'}): ${kit.passed ? 'PASS' : 'FAIL'}`,
+    `summary: ${n('pass')} pass, ${n('fail')} fail, ${n('skip')} skip of ${kit.results.length} checks in ${ms} ms (${kit.transport === 'rest' ? 'rest' : (kit.era ?? 'era unknown')}): ${kit.passed ? 'PASS' : 'FAIL'}`,
   )
   if (command.json !== undefined) {
     const report = buildReport(kit, command, secret)

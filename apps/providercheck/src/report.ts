@@ -12,7 +12,7 @@ const SEAL_PREFIX = 'hmac-sha256:'
 export interface Report {
   format: typeof REPORT_FORMAT
   kit: { name: string; version: string }
-  target: { base_url: string; transport: 'mcp'; environment: 'sandbox'; tenant: string; era: string | null }
+  target: { base_url: string; transport: 'mcp' | 'rest'; environment: 'sandbox'; tenant: string; era: string | null }
   fixtures: { customer: string; transaction: string; subscription: string }
   /** Sent besides the signature: whether a bearer token, and the edge header names. Never a value. */
   credentials: { bearer_token: boolean; edge_headers: string[] }
@@ -39,7 +39,7 @@ export function buildReport(run: KitRun, target: ReportTarget, secret: string): 
     kit: { name: KIT_NAME, version: KIT_VERSION },
     target: {
       base_url: target.baseUrl,
-      transport: 'mcp',
+      transport: run.transport,
       environment: 'sandbox',
       tenant: target.tenant,
       era: run.era ?? null,

@@ -1,5 +1,6 @@
 // The requirements manifest: every check id, the seed section it enforces and the behaviour it proves.
-// Seed: ../shared/seeds/002_e61001a191572b93.txt ("MCP Bağlantısı"); section names are the seed's headings.
+// Seed: ../shared/seeds/002_e61001a191572b93.txt ("MCP Bağlantısı"); section names are the seed's headings. The
+// REST binding's details the seed leaves open are in ../shared/spec/rest-binding.md (cited as "REST §n").
 
 /** The stable check ids, in the order the kit runs them (CI users grep them). */
 export const CHECK_IDS = [
@@ -23,6 +24,7 @@ export const CHECK_IDS = [
   'cancel_again',
   'signature_tool_call',
   'signature_stale',
+  'signature_idempotency_key',
 ] as const
 
 export type CheckId = (typeof CHECK_IDS)[number]
@@ -36,16 +38,16 @@ export interface Requirement {
 
 export const REQUIREMENTS: Readonly<Record<CheckId, Requirement>> = {
   discovery: {
-    section: 'Aktarım ve Oturumlar — Keşif (discovery)',
+    section: 'Aktarım ve Oturumlar — Keşif (discovery); REST: Araçlar (GET /v1/describe)',
     behaviour:
-      'The endpoint answers server/discover (2026-07-28) or initialize + notifications/initialized (older) to a signed, capability-less client.',
+      'The endpoint answers server/discover (2026-07-28) or initialize + notifications/initialized (older) to a signed, capability-less client; over REST a signed GET /v1/describe is answered.',
   },
   describe: {
     section: 'Araçlar — sr_describe',
     behaviour: 'sr_describe answers a describe object that the contract accepts, read strictly from the sent bytes.',
   },
   mcp_profile: {
-    section: 'Araç Şemalarını Yayımlama; Test Etme 3 (mcp_profile error codes)',
+    section: 'Araç Şemalarını Yayımlama; Test Etme 3 (mcp_profile error codes); MCP only',
     behaviour:
       'tools/list fits in 5 pages, lists every required and declared-capability tool once, and publishes schemas within the limits that accept what the platform sends and the contract examples.',
   },
@@ -72,7 +74,8 @@ export const REQUIREMENTS: Readonly<Record<CheckId, Requirement>> = {
   },
   refund_dry_run: {
     section: 'Araçlar — sr_refund (deneme çalıştırması); bağlantı sayfasının kuralları',
-    behaviour: 'A refund dry run without idempotency_key answers would_succeed and leaves the transaction unchanged.',
+    behaviour:
+      'A refund dry run without idempotency_key answers would_succeed and leaves the transaction unchanged; over REST a dry run carrying Idempotency-Key is refused 400.',
   },
   refund: {
     section: 'Araçlar — sr_refund; Sonuçlar',
@@ -81,15 +84,17 @@ export const REQUIREMENTS: Readonly<Record<CheckId, Requirement>> = {
   },
   refund_replay: {
     section: 'Eksiksiz Bir Sunucu — idempotency (replay)',
-    behaviour: 'The same key with the same arguments replays the identical first result.',
+    behaviour:
+      'The same key with the same arguments replays the identical first result; over REST the same status and byte-identical body.',
   },
   refund_conflict: {
     section: 'Eksiksiz Bir Sunucu — idempotency (conflict); Sonuçlar (409)',
     behaviour: 'The same key with another amount is refused with idempotency_conflict (409).',
   },
   refund_exceeds: {
-    section: 'Eksiksiz Bir Sunucu — kalan tutarı aşan iadeler; Sonuçlar (422)',
-    behaviour: 'A refund beyond what is left to refund is refused with amount_exceeds_refundable (422).',
+    section: 'Eksiksiz Bir Sunucu — kalan tutarı aşan iadeler; Sonuçlar (422, the code → status table)',
+    behaviour:
+      'A refund beyond what is left to refund is refused with amount_exceeds_refundable (422; over REST the HTTP status itself must be 422).',
   },
   get_operation: {
     section: 'Araçlar — sr_get_operation; Sonuçlar (doğrulama)',
@@ -115,6 +120,11 @@ export const REQUIREMENTS: Readonly<Record<CheckId, Requirement>> = {
     section: 'İmzalama — araç çağrısının kendisini de doğrulayın; Sonuçlar (401)',
     behaviour:
       'With the handshake signed correctly and only the tool call signature broken, the server answers 401 with the REST error envelope.',
+  },
+  signature_idempotency_key: {
+    section: 'İmzalama (anahtar alanı; REST §3: the key field carries Idempotency-Key); Sonuçlar (401); REST only',
+    behaviour:
+      'A real REST refund signed over one key but sent with another, signed with an empty key field while carrying the header, or sent without the signed header is answered 401 with the envelope and changes nothing.',
   },
   signature_stale: {
     section: 'İmzalama (±5 dakika, 3. bölüm); Sonuçlar (401)',

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
-import { type Era, PlatformClient, PlatformClientError } from '@tollgate/platform-client'
+import { type Era, PlatformClient, PlatformClientError, type Transport } from '@tollgate/platform-client'
 import {
+  type CheckDefinition,
   CheckFailure,
   type CheckResult,
   type Fixtures,
@@ -14,6 +15,9 @@ import type { CheckId } from './requirements.js'
 
 /** What the kit runs against. */
 export interface KitOptions {
+  /** 'mcp' (default) or 'rest': the binding under test. */
+  transport?: Transport
+  /** MCP: the MCP endpoint; REST: the base URL the /v1/… routes hang from (a path prefix allowed). */
   baseUrl: string
   /** The sandbox signing secret; never printed. */
   secret: string
@@ -34,6 +38,8 @@ export interface KitRun {
   results: CheckResult[]
   /** true only when every check passed (a not-applicable skip counts as passing; a dependency skip does not). */
   passed: boolean
+  transport: Transport
+  /** The MCP era detected; undefined over REST (or when discovery failed). */
   era: Era | undefined
   /** Whether a bearer token was sent and which edge header names (never values). */
   credentials: KitCredentials
@@ -91,6 +97,7 @@ function newClient(options: KitOptions): PlatformClient {
   try {
     return new PlatformClient({
       baseUrl: options.baseUrl,
+      transport: options.transport ?? 'mcp',
       secret: options.secret,
       allowPrivate: options.allowPrivate,
       era: options.era ?? 'auto',
@@ -112,9 +119,32 @@ function newClient(options: KitOptions): PlatformClient {
  */
 export async function runKit(options: KitOptions, onResult: (result: CheckResult) => void = () => {}): Promise<KitRun> {
   const now = options.now ?? Date.now
-  const client = newClient(options)
+  const ctx = kitContext(options, newClient(options), now)
+  const startedAt = new Date(now())
+  const results: CheckResult[] = []
+  const verdicts = new Map<CheckId, CheckResult>()
+  for (const check of CHECKS) {
+    const started = now()
+    const result = skipped(check, ctx, verdicts) ?? (await runOne(check.id, () => check.run(ctx), started, now))
+    verdicts.set(check.id, result)
+    results.push(result)
+    onResult(result)
+  }
+  return {
+    results,
+    passed: results.every(passedOrNotApplicable),
+    transport: ctx.transport,
+    era: ctx.state.era,
+    credentials: ctx.credentials,
+    startedAt,
+    finishedAt: new Date(now()),
+  }
+}
+
+function kitContext(options: KitOptions, client: PlatformClient, now: () => number): KitContext {
   const ctx: KitContext = {
     client,
+    transport: client.transport,
     fixtures: options.fixtures,
     call: { correlationId: randomUUID(), channel: 'ticket', externalTicket: 'providercheck' },
     state: {},
@@ -123,40 +153,47 @@ export async function runKit(options: KitOptions, onResult: (result: CheckResult
     now,
     credentials: credentialsOf(options),
   }
-  const startedAt = new Date(now())
-  const results: CheckResult[] = []
-  const verdicts = new Map<CheckId, CheckResult>()
-  for (const check of CHECKS) {
-    const started = now()
-    const blocked = check.needs.map((id) => verdicts.get(id)).find((r) => r?.verdict !== 'pass')
-    let result: CheckResult
-    if (blocked !== undefined) {
-      // A check resting on one that does not apply does not apply either; on a failed or skipped one it is skipped.
-      const notApplicable = blocked.code === 'not_applicable'
-      result = {
-        id: check.id,
-        verdict: 'skip',
-        code: notApplicable ? 'not_applicable' : 'dependency_failed',
-        reason: notApplicable
-          ? `${blocked.id} does not apply: ${blocked.reason}`
-          : `needs ${blocked.id} to pass (it ended ${blocked.verdict})`,
-        durationMs: 0,
-      }
-    } else {
-      result = await runOne(check.id, () => check.run(ctx), started, now)
-    }
-    verdicts.set(check.id, result)
-    results.push(result)
-    onResult(result)
+  return ctx
+}
+
+/**
+ * Over REST there is no tool list: a check that needs mcp_profile there rests on what mcp_profile itself rests
+ * on (describe), so data-changing checks still run only after the provider described itself.
+ */
+export function needsOf(check: CheckDefinition, transport: Transport): readonly CheckId[] {
+  if (transport === 'mcp') return check.needs
+  const profile = CHECKS.find((c) => c.id === 'mcp_profile')?.needs ?? []
+  return [...new Set(check.needs.flatMap((id) => (id === 'mcp_profile' ? profile : [id])))]
+}
+
+// Why a check does not run, in this order: another binding's check (not_applicable); a check it needs did not
+// pass; a tool it calls is missing from the tool list (one fault, one failing line: mcp_profile's).
+function skipped(
+  check: CheckDefinition,
+  ctx: KitContext,
+  verdicts: Map<CheckId, CheckResult>,
+): CheckResult | undefined {
+  const skip = (code: 'not_applicable' | 'dependency_failed', reason: string): CheckResult => ({
+    id: check.id,
+    verdict: 'skip',
+    code,
+    reason,
+    durationMs: 0,
+  })
+  if (check.transports !== undefined && !check.transports.includes(ctx.transport))
+    return skip('not_applicable', `applies to ${check.transports.join(', ')} only (this run: ${ctx.transport})`)
+  const blocked = needsOf(check, ctx.transport)
+    .map((id) => verdicts.get(id))
+    .find((r) => r?.verdict !== 'pass')
+  if (blocked !== undefined) {
+    // A check resting on one that does not apply does not apply either; on a failed or skipped one it is skipped.
+    return blocked.code === 'not_applicable'
+      ? skip('not_applicable', `${blocked.id} does not apply: ${blocked.reason}`)
+      : skip('dependency_failed', `needs ${blocked.id} to pass (it ended ${blocked.verdict})`)
   }
-  return {
-    results,
-    passed: results.every(passedOrNotApplicable),
-    era: ctx.state.era,
-    credentials: ctx.credentials,
-    startedAt,
-    finishedAt: new Date(now()),
-  }
+  const missing = check.tools?.find((tool) => ctx.state.missingTools?.includes(tool))
+  if (missing !== undefined) return skip('dependency_failed', `mcp_profile found ${missing} missing from tools/list`)
+  return undefined
 }
 
 function passedOrNotApplicable(result: CheckResult | undefined): boolean {

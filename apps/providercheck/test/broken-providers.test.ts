@@ -58,7 +58,12 @@ const MATRIX: { fault: Fault; fails: Record<string, string>; skips: string[] }[]
   // Deeper than the platform reads a tools/list page at all: still the schema rule, not invalid_json.
   { fault: 'very_deep_schema', fails: { mcp_profile: 'mcp_schema_too_complex' }, skips: AFTER_PROFILE },
   { fault: 'six_pages', fails: { mcp_profile: 'mcp_tool_list_too_long' }, skips: AFTER_PROFILE },
-  { fault: 'missing_capability_tool', fails: { mcp_profile: 'mcp_tool_missing' }, skips: AFTER_PROFILE },
+  // One fault, one failing line: the check that calls the missing tool is skipped, not failed a second time.
+  {
+    fault: 'missing_capability_tool',
+    fails: { mcp_profile: 'mcp_tool_missing' },
+    skips: [...AFTER_PROFILE, 'cancel_dry_run'],
+  },
   // Controls: the proxy itself is transparent, and five pages are within the limit.
   { fault: 'none', fails: {}, skips: [] },
   { fault: 'five_pages', fails: {}, skips: [] },
@@ -146,6 +151,7 @@ test('a profile judged past the 15 s budget on the kit clock fails with mcp_prof
 function kitContext(url: string, now: () => number): Parameters<(typeof CHECKS)[number]['run']>[0] {
   return {
     client: new PlatformClient({ baseUrl: url, secret: SECRET, allowPrivate: true, eraCache: new Map() }),
+    transport: 'mcp',
     fixtures: FIXTURES,
     call: { correlationId: 'c-1', channel: 'ticket' },
     state: {

@@ -22,6 +22,7 @@ const run: KitRun = {
     },
   ],
   passed: false,
+  transport: 'mcp',
   era: '2026-07-28',
   credentials: { bearerToken: true, edgeHeaderNames: ['X-Edge-Key'] },
   startedAt: new Date('2026-11-30T04:00:00.000Z'),
@@ -85,4 +86,19 @@ test('a tampered report, a wrong secret, a missing seal or a duplicate key do no
   const duplicated = `${text.slice(0, -1)},"outcome":"pass"}`
   assert.deepEqual(verifyReport(Buffer.from(duplicated), SECRET), { ok: false, reason: 'malformed' })
   assert.deepEqual(verifyReport(Buffer.from('not json'), SECRET), { ok: false, reason: 'malformed' })
+})
+
+test('the sealed report records the transport, and a changed transport breaks the seal', () => {
+  const rest = buildReport(
+    { ...run, transport: 'rest', era: undefined },
+    { ...target, baseUrl: 'http://127.0.0.1:12112' },
+    SECRET,
+  )
+  assert.equal(rest.target.transport, 'rest')
+  assert.equal(rest.target.era, null)
+  assert.equal(buildReport(run, target, SECRET).target.transport, 'mcp')
+  const forged = structuredClone(rest)
+  ;(forged.target as { transport: string }).transport = 'mcp'
+  assert.deepEqual(verifyReport(Buffer.from(JSON.stringify(forged)), SECRET), { ok: false, reason: 'seal_mismatch' })
+  assert.equal(verifyReport(Buffer.from(JSON.stringify(rest)), SECRET).ok, true)
 })

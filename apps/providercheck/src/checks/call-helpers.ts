@@ -1,3 +1,4 @@
+import { errorHttpStatus } from '@tollgate/contract'
 import type { CallResult } from '@tollgate/platform-client'
 import { CheckFailure, type KitContext } from '../check-types.js'
 
@@ -10,7 +11,10 @@ export async function callOk(ctx: KitContext, name: string, args: Obj): Promise<
   throw unexpected(name, out, 'a result')
 }
 
-/** Calls a tool and insists on an error envelope with this code; a result fails with whenResult. */
+/**
+ * Calls a tool and insists on an error envelope with this code; a result fails with whenResult. Over REST the
+ * HTTP status must be the seed's table status for the code: another one fails status_not_<table status>.
+ */
 export async function callRefused(
   ctx: KitContext,
   name: string,
@@ -19,6 +23,13 @@ export async function callRefused(
   whenResult: string,
 ): Promise<string> {
   const out = await ctx.client.callTool(name, args, ctx.call)
+  const tableStatus = errorHttpStatus(code)
+  if (ctx.transport === 'rest' && out.kind === 'error' && out.status !== tableStatus && out.status < 500) {
+    throw new CheckFailure(
+      `status_not_${tableStatus}`,
+      `${name} answered ${out.code} with HTTP ${out.status} where the seed's table says ${tableStatus} ${code}`,
+    )
+  }
   if (out.kind === 'error' && out.code === code) {
     return `${name} answered ${code} (${out.status})${out.retryable ? ' marked retryable' : ''}`
   }

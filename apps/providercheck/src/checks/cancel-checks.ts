@@ -14,6 +14,7 @@ function atPeriodEnd(dryRun: boolean): Obj {
 export const cancelDryRun: CheckDefinition = {
   id: 'cancel_dry_run',
   needs: ['get_subscription'],
+  tools: ['sr_get_subscription', 'sr_cancel_subscription'],
   async run(ctx) {
     const before = await freshSubscription(ctx)
     if (before.cancel_at_period_end === true || before.phase === 'canceled') {
@@ -34,6 +35,7 @@ export const cancelDryRun: CheckDefinition = {
 export const cancelAtPeriodEnd: CheckDefinition = {
   id: 'cancel_at_period_end',
   needs: ['get_subscription', 'mcp_profile'],
+  tools: ['sr_get_subscription', 'sr_cancel_subscription'],
   async run(ctx) {
     const sub = ctx.state.subscription
     if (sub?.cancel_at_period_end === true || sub?.phase === 'canceled') {
@@ -67,6 +69,7 @@ export const cancelAtPeriodEnd: CheckDefinition = {
 export const cancelAgain: CheckDefinition = {
   id: 'cancel_again',
   needs: ['cancel_at_period_end'],
+  tools: ['sr_cancel_subscription'],
   async run(ctx) {
     const args = {
       idempotency_key: ctx.newKey('cancel_subscription'),

@@ -12,7 +12,7 @@ import {
   mcpProfile,
 } from './read-checks.js'
 import { getOperation, refund, refundConflict, refundDryRun, refundExceeds, refundReplay } from './refund-checks.js'
-import { signatureStale, signatureToolCall } from './signature-checks.js'
+import { signatureIdempotencyKey, signatureStale, signatureToolCall } from './signature-checks.js'
 
 /** Every check in run order (the order of CHECK_IDS). */
 export const CHECKS: readonly CheckDefinition[] = [
@@ -36,4 +36,5 @@ export const CHECKS: readonly CheckDefinition[] = [
   cancelAgain,
   signatureToolCall,
   signatureStale,
+  signatureIdempotencyKey,
 ]

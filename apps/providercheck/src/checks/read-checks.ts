@@ -1,7 +1,9 @@
+import { PROFILE_TOOLS } from '@tollgate/contract'
 import {
   MalformedBody,
   PlatformClientError,
   TOOL_LIST_MAX_DEPTH,
+  type ToolListing,
   UnexpectedHttpStatus,
 } from '@tollgate/platform-client'
 import { type CheckDefinition, CheckFailure, type KitContext, NotApplicable } from '../check-types.js'
@@ -14,9 +16,11 @@ export const discovery: CheckDefinition = {
   id: 'discovery',
   needs: [],
   async run(ctx) {
-    let era: Awaited<ReturnType<typeof ctx.client.discover>>
+    let era: Awaited<ReturnType<typeof ctx.client.discover>> | undefined
     try {
-      era = await ctx.client.discover()
+      // REST has no handshake: the binding is reached when a signed GET /v1/describe is answered.
+      if (ctx.transport === 'rest') await callOk(ctx, 'sr_describe', {})
+      else era = await ctx.client.discover()
     } catch (error) {
       // A refused handshake is almost always configuration: say what the kit sent (names only) and where it comes from.
       if (error instanceof UnexpectedHttpStatus && (error.status === 401 || error.status === 403)) {
@@ -27,6 +31,7 @@ export const discovery: CheckDefinition = {
       }
       throw error
     }
+    if (era === undefined) return 'REST binding: a signed GET /v1/describe is answered 200'
     ctx.state.era = era
     return era === 'legacy'
       ? 'legacy server: initialize + notifications/initialized'
@@ -44,6 +49,7 @@ function sent(ctx: KitContext): string {
 export const describe: CheckDefinition = {
   id: 'describe',
   needs: ['discovery'],
+  tools: ['sr_describe'],
   async run(ctx) {
     const value = await callOk(ctx, 'sr_describe', {})
     const capabilities = value.capabilities as Record<string, boolean>
@@ -56,6 +62,8 @@ export const describe: CheckDefinition = {
 export const mcpProfile: CheckDefinition = {
   id: 'mcp_profile',
   needs: ['describe'],
+  // The REST binding publishes no tool list (seed 002 "Araç Şemalarını Yayımlama" is the MCP page's).
+  transports: ['mcp'],
   async run(ctx) {
     const started = ctx.now()
     // The client bounds its requests on the system clock; the whole check is judged on ctx.now() below.
@@ -79,6 +87,7 @@ export const mcpProfile: CheckDefinition = {
       }
       throw error
     }
+    ctx.state.missingTools = missingTools(listing, ctx.state.describe?.capabilities ?? {})
     const reason = judgeProfile(listing, ctx.state.describe?.capabilities ?? {})
     if (ctx.now() - started > ctx.profileBudgetMs) {
       throw new CheckFailure(
@@ -90,9 +99,18 @@ export const mcpProfile: CheckDefinition = {
   },
 }
 
+// Profile tools the provider must list (required ones and those of declared capabilities) that it does not list.
+function missingTools(listing: ToolListing, capabilities: Record<string, boolean>): string[] {
+  const listed = new Set(listing.pages.flatMap((p) => p.tools).map((t) => (isObj(t) ? t.name : undefined)))
+  return PROFILE_TOOLS.filter((t) => t.capability === undefined || capabilities[t.capability] === true)
+    .map((t) => t.name)
+    .filter((name) => !listed.has(name))
+}
+
 export const findCustomers: CheckDefinition = {
   id: 'find_customers',
   needs: ['discovery'],
+  tools: ['sr_find_customers'],
   async run(ctx) {
     const { customer, transaction } = ctx.fixtures
     const queries: [string, string][] = [
@@ -139,6 +157,7 @@ async function lookAround(ctx: Parameters<CheckDefinition['run']>[0]): Promise<{
 export const getCustomer: CheckDefinition = {
   id: 'get_customer',
   needs: ['discovery'],
+  tools: ['sr_get_customer'],
   async run(ctx) {
     const value = await callOk(ctx, 'sr_get_customer', { customer_ref: ctx.fixtures.customer })
     expect(value.customer_ref === ctx.fixtures.customer, 'sr_get_customer answered another customer_ref')
@@ -150,6 +169,7 @@ export const getCustomer: CheckDefinition = {
 export const listTransactions: CheckDefinition = {
   id: 'list_transactions',
   needs: ['discovery'],
+  tools: ['sr_list_transactions'],
   async run(ctx) {
     const value = await callOk(ctx, 'sr_list_transactions', { customer_ref: ctx.fixtures.customer })
     const txs = (value.transactions as Obj[]).map((t) => t.transaction_ref)
@@ -163,6 +183,7 @@ export const listTransactions: CheckDefinition = {
 export const getTransaction: CheckDefinition = {
   id: 'get_transaction',
   needs: ['discovery'],
+  tools: ['sr_get_transaction'],
   async run(ctx) {
     const value = await callOk(ctx, 'sr_get_transaction', { transaction_ref: ctx.fixtures.transaction })
     expect(value.transaction_ref === ctx.fixtures.transaction, 'sr_get_transaction answered another transaction_ref')
@@ -175,6 +196,7 @@ export const getTransaction: CheckDefinition = {
 export const getSubscription: CheckDefinition = {
   id: 'get_subscription',
   needs: ['describe'],
+  tools: ['sr_get_subscription'],
   async run(ctx) {
     if (ctx.state.describe?.capabilities.cancel_subscription !== true)
       throw new NotApplicable('cancel_subscription is not declared')
@@ -191,6 +213,7 @@ export const getSubscription: CheckDefinition = {
 export const getOperationUnknown: CheckDefinition = {
   id: 'get_operation_unknown',
   needs: ['discovery'],
+  tools: ['sr_get_operation'],
   async run(ctx) {
     const key = ctx.newKey('refund')
     const value = await callOk(ctx, 'sr_get_operation', { idempotency_key: key })

@@ -7,6 +7,7 @@ import {
   type Obj,
   refundableMinor,
   sameJson,
+  unexpected,
 } from './call-helpers.js'
 
 const REASON = 'service_issue'
@@ -34,24 +35,43 @@ function refundRequest(ctx: KitContext, amount: { amount_minor: number; currency
 export const refundDryRun: CheckDefinition = {
   id: 'refund_dry_run',
   needs: ['get_transaction'],
+  tools: ['sr_get_transaction', 'sr_refund'],
   async run(ctx) {
     const before = await freshTransaction(ctx)
     const amount = partialAmount(ctx, before)
     const value = await callOk(ctx, 'sr_refund', { request: refundRequest(ctx, amount, true) })
     await expectHarmlessDryRun(value, before, () => freshTransaction(ctx), 'transaction')
+    if (ctx.transport === 'rest') {
+      await expectKeyedDryRunRefused(ctx, amount)
+      await expectHarmlessDryRun(value, before, () => freshTransaction(ctx), 'transaction')
+      return `would_succeed for ${amount.amount_minor} ${amount.currency}; a dry run carrying Idempotency-Key is 400; the transaction is unchanged`
+    }
     return `would_succeed for ${amount.amount_minor} ${amount.currency}; the transaction is unchanged`
   },
+}
+
+// REST (rest-binding.md §2): a dry run carries no key; one sent with the Idempotency-Key header is 400.
+async function expectKeyedDryRunRefused(ctx: KitContext, amount: { amount_minor: number; currency: string }) {
+  const args = { idempotency_key: ctx.newKey('refund'), request: refundRequest(ctx, amount, true) }
+  const out = await ctx.client.callTool('sr_refund', args, ctx.call)
+  if (out.kind === 'result')
+    throw new CheckFailure('dry_run_key_accepted', 'a dry run sent with an Idempotency-Key header was answered 200')
+  if (out.kind !== 'error' || out.status !== 400 || out.code !== 'invalid_request')
+    throw unexpected('sr_refund (dry run with a key)', out, 'invalid_request (400)')
 }
 
 export const refund: CheckDefinition = {
   id: 'refund',
   needs: ['get_transaction', 'mcp_profile'],
+  tools: ['sr_get_transaction', 'sr_refund'],
   async run(ctx) {
     const tx = await freshTransaction(ctx)
     const amount = partialAmount(ctx, tx)
     const key = ctx.newKey('refund')
     const args = { idempotency_key: key, request: refundRequest(ctx, amount, false) }
-    const value = await callOk(ctx, 'sr_refund', args)
+    const out = await ctx.client.callTool('sr_refund', args, ctx.call)
+    if (out.kind !== 'result') throw unexpected('sr_refund', out, 'a result')
+    const value = out.value as Obj
     expect(
       value.status === 'succeeded' || value.status === 'pending',
       `the refund answered status ${String(value.status)}`,
@@ -59,7 +79,7 @@ export const refund: CheckDefinition = {
     expect(value.idempotency_key === key, 'the refund answered another idempotency_key')
     expect(value.transaction_ref === ctx.fixtures.transaction, 'the refund answered another transaction_ref')
     expect(sameJson(value.amount, amount), 'the refund answered another amount')
-    ctx.state.refund = { key, args, value }
+    ctx.state.refund = { key, args, value, ...(out.body !== undefined && { body: out.body }) }
     if (value.status === 'succeeded') {
       const after = await freshTransaction(ctx)
       const recorded = (after.refunds as Obj[]).some((r) => r.idempotency_key === key)
@@ -72,6 +92,7 @@ export const refund: CheckDefinition = {
 export const refundReplay: CheckDefinition = {
   id: 'refund_replay',
   needs: ['refund'],
+  tools: ['sr_refund'],
   async run(ctx) {
     const first = ctx.state.refund as NonNullable<typeof ctx.state.refund>
     const out = await ctx.client.callTool('sr_refund', first.args, ctx.call)
@@ -83,13 +104,19 @@ export const refundReplay: CheckDefinition = {
     }
     if (!sameJson(out.value, first.value))
       throw new CheckFailure('replay_differs', 'the same key and arguments answered a different result')
-    return 'the same key and arguments replay the identical result'
+    // REST: the same status (200 here) and byte-identical body (rest-binding.md §2).
+    if (first.body !== undefined && (out.body === undefined || !out.body.equals(first.body)))
+      throw new CheckFailure('replay_differs', 'the replay answered the same result in different bytes')
+    return ctx.transport === 'rest'
+      ? 'the same key and request replay status 200 and byte-identical body'
+      : 'the same key and arguments replay the identical result'
   },
 }
 
 export const refundConflict: CheckDefinition = {
   id: 'refund_conflict',
   needs: ['refund'],
+  tools: ['sr_refund'],
   async run(ctx) {
     const first = ctx.state.refund as NonNullable<typeof ctx.state.refund>
     const request = first.args.request as Obj
@@ -106,6 +133,7 @@ export const refundConflict: CheckDefinition = {
 export const refundExceeds: CheckDefinition = {
   id: 'refund_exceeds',
   needs: ['get_transaction', 'mcp_profile'],
+  tools: ['sr_get_transaction', 'sr_refund'],
   async run(ctx) {
     const tx = await freshTransaction(ctx)
     const left = refundableMinor(tx)
@@ -118,6 +146,7 @@ export const refundExceeds: CheckDefinition = {
 export const getOperation: CheckDefinition = {
   id: 'get_operation',
   needs: ['refund'],
+  tools: ['sr_get_operation'],
   async run(ctx) {
     const first = ctx.state.refund as NonNullable<typeof ctx.state.refund>
     const value = await callOk(ctx, 'sr_get_operation', { idempotency_key: first.key })

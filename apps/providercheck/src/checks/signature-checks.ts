@@ -1,7 +1,8 @@
 import { contractValidator } from '@tollgate/contract'
-import { type SignatureMode, UnexpectedHttpStatus } from '@tollgate/platform-client'
+import { type KeyFieldFault, type SignatureMode, UnexpectedHttpStatus } from '@tollgate/platform-client'
 import { parsePlain } from '@tollgate/strict-json'
 import { type CheckDefinition, CheckFailure, type KitContext } from '../check-types.js'
+import { callOk, type Obj, sameJson } from './call-helpers.js'
 
 const STALE_SECONDS = 600
 
@@ -52,11 +53,70 @@ export const signatureToolCall: CheckDefinition = {
   id: 'signature_tool_call',
   needs: ['discovery'],
   run: (ctx) =>
-    expect401(ctx, (phase) => (phase === 'tools/call' ? 'broken' : 'valid'), 'signature_not_verified', ['tools/call']),
+    expect401(
+      ctx,
+      (phase) => (phase === 'tools/call' || phase === 'rest' ? 'broken' : 'valid'),
+      'signature_not_verified',
+      ['tools/call', 'rest'],
+    ),
 }
 
 export const signatureStale: CheckDefinition = {
   id: 'signature_stale',
   needs: ['discovery'],
-  run: (ctx) => expect401(ctx, () => ({ staleSeconds: STALE_SECONDS }), 'stale_accepted', ['discover', 'initialize']),
+  run: (ctx) =>
+    expect401(ctx, () => ({ staleSeconds: STALE_SECONDS }), 'stale_accepted', ['discover', 'initialize', 'rest']),
+}
+
+// The three ways a REST refund's key can come loose from its signature (rest-binding.md §3), in the issue's order.
+const KEY_FIELD_PARTS: readonly [string, KeyFieldFault, string][] = [
+  ['a', 'header_differs', 'signed over one key, sent with another Idempotency-Key'],
+  ['b', 'signed_empty', 'signed with an empty key field (the MCP form) while the header is sent'],
+  ['c', 'header_removed', 'signed over the key, sent without the header'],
+]
+
+export const signatureIdempotencyKey: CheckDefinition = {
+  id: 'signature_idempotency_key',
+  needs: ['get_transaction', 'mcp_profile'],
+  transports: ['rest'],
+  tools: ['sr_get_transaction', 'sr_refund', 'sr_get_operation'],
+  async run(ctx) {
+    const read = () => callOk(ctx, 'sr_get_transaction', { transaction_ref: ctx.fixtures.transaction })
+    const before = await read()
+    const amount = (before.amount as { currency: string }).currency
+    const keys: string[] = []
+    for (const [part, fault, what] of KEY_FIELD_PARTS) {
+      const key = ctx.newKey('refund')
+      keys.push(key)
+      // One minor unit: if a broken provider accepts it, the damage to the fixture is the smallest possible.
+      const request = {
+        transaction_ref: ctx.fixtures.transaction,
+        amount: { amount_minor: 1, currency: amount },
+        reason: 'service_issue',
+        dry_run: false,
+      }
+      try {
+        const out = await ctx.client.attempt('sr_refund', { idempotency_key: key, request }, ctx.call, {
+          keyFieldFault: fault,
+        })
+        throw new CheckFailure(
+          'signature_ignores_key',
+          `part (${part}) ${what}: answered ${out.kind === 'result' ? '200 with a result' : `${out.status} ${out.code}`}, expected 401`,
+        )
+      } catch (error) {
+        if (!(error instanceof UnexpectedHttpStatus)) throw error
+        if (error.status !== 401)
+          throw new CheckFailure('unexpected_status', `part (${part}) ${what}: answered ${error.status}, expected 401`)
+        judgeEnvelope(error.body)
+      }
+    }
+    if (!sameJson(before, await read()))
+      throw new CheckFailure('refused_call_changed_data', 'the transaction changed after refused refunds')
+    for (const key of keys) {
+      const op: Obj = await callOk(ctx, 'sr_get_operation', { idempotency_key: key })
+      if (op.status !== 'unknown')
+        throw new CheckFailure('refused_call_changed_data', `a refused refund's key reports ${String(op.status)}`)
+    }
+    return 'a changed, an empty-signed and a removed Idempotency-Key are each 401 with the envelope; nothing changed'
+  },
 }

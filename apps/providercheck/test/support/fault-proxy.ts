@@ -2,7 +2,7 @@
 // what it receives like a provider would, re-signs what it forwards (its host differs from the provider's) and
 // rewrites bytes on the way back.
 import { randomUUID } from 'node:crypto'
-import { createServer, type IncomingHttpHeaders, request } from 'node:http'
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, request, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { SignatureVerifier, signHeaders } from '@tollgate/signing'
 
@@ -24,7 +24,17 @@ export const FAULTS = [
   'no_cancel_capability',
   'list_never_answers',
 ] as const
-export type Fault = (typeof FAULTS)[number]
+/** REST-only faults (conflict_not_detected, replay_differs and float_amounts apply to REST as well). */
+export const REST_FAULTS = [
+  'none',
+  'signature_ignores_key',
+  'replay_differs',
+  'refusal_answered_400',
+  'float_amounts',
+  'conflict_not_detected',
+  'dry_run_accepts_key',
+] as const
+export type Fault = (typeof FAULTS)[number] | (typeof REST_FAULTS)[number]
 
 interface Upstream {
   status: number
@@ -48,6 +58,7 @@ export async function startFaultProxy(
   upstreamUrl: string,
   secret: string,
   fault: Fault,
+  transport: 'mcp' | 'rest' = 'mcp',
 ): Promise<{ url: string; close(): Promise<void> }> {
   const upstream = new URL(upstreamUrl)
   const verifier = new SignatureVerifier({ environment: 'sandbox', secrets: [secret] })
@@ -63,7 +74,9 @@ export async function startFaultProxy(
     new Promise((resolve, reject) => {
       const out: Record<string, string> = {}
       for (const [k, v] of Object.entries(headers)) if (!HOP.has(k) && typeof v === 'string') out[k] = v
-      if (resign) Object.assign(out, signHeaders(secret, { method, host: upstream.host, path, body, key: '' }))
+      // Over REST the key field carries the Idempotency-Key header being forwarded (empty without one).
+      const key = transport === 'rest' ? (header(headers, 'idempotency-key') ?? '') : ''
+      if (resign) Object.assign(out, signHeaders(secret, { method, host: upstream.host, path, body, key }))
       else {
         // Forward the signature unchanged: signed for the proxy's host, the provider rejects it itself.
         for (const h of ['x-supportroute-timestamp', 'x-supportroute-signature'])
@@ -90,10 +103,54 @@ export async function startFaultProxy(
       req.end(body)
     })
 
+  // The REST half: each fault breaks one rule of rest-binding.md, the rest is forwarded re-signed.
+  const restKeysAnswered = new Set<string>()
+  const serveRest = async (req: IncomingMessage, res: ServerResponse, body: Buffer): Promise<void> => {
+    const method = req.method ?? 'GET'
+    const path = req.url ?? '/'
+    const headers = { ...req.headers }
+    const key = header(headers, 'idempotency-key')
+    const verifies = (k: string) =>
+      verifier.verify(
+        {
+          timestamp: header(headers, 'x-supportroute-timestamp'),
+          signature: header(headers, 'x-supportroute-signature'),
+        },
+        { method, host: String(headers.host), path, body, key: k },
+      ).ok
+    // signature_ignores_key: also accepts the MCP form (an empty key field), so the key is not bound at all.
+    const ok = verifies(key ?? '') || (fault === 'signature_ignores_key' && verifies(''))
+    const refund = method === 'POST' && path.endsWith('/v1/refunds')
+    const request = refund && ok ? (JSON.parse(body.toString('utf8')) as Record<string, unknown>) : undefined
+    if (fault === 'dry_run_accepts_key' && request?.dry_run === true) delete headers['idempotency-key']
+    let answer = await forward(method, path, headers, body, ok)
+    if (fault === 'conflict_not_detected' && refund && ok && answer.status === 409) {
+      // The broken server treats a reused key with another request as a fresh call.
+      headers['idempotency-key'] = `${key}:${randomUUID()}`
+      answer = await forward(method, path, headers, body, true)
+    }
+    let status = answer.status
+    let text = answer.body.toString('utf8')
+    if (fault === 'float_amounts' && status === 200)
+      text = text.replace(/"amount_minor":4999(?![0-9])/g, '"amount_minor":4999.0')
+    // Only the amount refusal: cancel_again's already_canceled keeps its 422.
+    if (fault === 'refusal_answered_400' && status === 422 && text.includes('"amount_exceeds_refundable"')) status = 400
+    if (fault === 'replay_differs' && refund && status === 200 && key !== undefined && text.includes('"refund_ref"')) {
+      if (restKeysAnswered.has(key)) text = text.replace(/"refund_ref":"([^"]*)"/, '"refund_ref":"$1_replayed"')
+      restKeysAnswered.add(key)
+    }
+    const out = Buffer.from(text, 'utf8')
+    const back: Record<string, string> = {}
+    for (const [k, v] of Object.entries(answer.headers)) if (!HOP.has(k) && typeof v === 'string') back[k] = v
+    res.writeHead(status, { ...back, 'content-length': String(out.length) })
+    res.end(out)
+  }
+
   const server = createServer(async (req, res) => {
     const chunks: Buffer[] = []
     for await (const c of req) chunks.push(c as Buffer)
     let body = Buffer.concat(chunks)
+    if (transport === 'rest') return serveRest(req, res, body)
     const method = req.method ?? 'POST'
     const path = req.url ?? '/'
     const verdict = verifier.verify(
@@ -219,7 +276,7 @@ export async function startFaultProxy(
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const { port } = server.address() as AddressInfo
   return {
-    url: `http://127.0.0.1:${port}${upstream.pathname}`,
+    url: `http://127.0.0.1:${port}${transport === 'rest' ? upstream.pathname.replace(/\/$/, '') : upstream.pathname}`,
     async close() {
       server.closeAllConnections()
       await new Promise<void>((resolve) => server.close(() => resolve()))

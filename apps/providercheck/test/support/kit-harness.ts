@@ -12,6 +12,11 @@ export const SECRET = 'srmps_providercheck_test_0123456789abcdef'
 export const TENANT = '0199a3c1-0a0b-7c0d-8e0f-101112131415'
 export const FIXTURES = { tenant: TENANT, customer: 'cus_1001', transaction: 'ch_1001', subscription: 'sub_1001' }
 
+/** The seed's command line over REST (issue 8 §3): `-transport rest -base-url <base URL>`. */
+export function restKitArgv(url: string, ...extra: string[]): string[] {
+  return kitArgv(url, ...extra).map((a, i, all) => (all[i - 1] === '-transport' ? 'rest' : a))
+}
+
 /** The seed's command line against `url` with the fixtures, plus any extra arguments. */
 export function kitArgv(url: string, ...extra: string[]): string[] {
   return [
@@ -34,6 +39,7 @@ export function kitArgv(url: string, ...extra: string[]): string[] {
 }
 
 export interface Target {
+  /** MCP: the MCP endpoint; REST: the base URL. */
   url: string
   close(): Promise<void>
 }
@@ -43,6 +49,7 @@ export async function freshTarget(
   fault?: Fault,
   answers: 'json' | 'sse' = 'json',
   admission: { bearerToken?: string; edgeHeaders?: Record<string, string> } = {},
+  transport: 'mcp' | 'rest' = 'mcp',
 ): Promise<Target> {
   const dir = mkdtempSync(join(tmpdir(), 'providercheck-'))
   const provider = await startProvider({
@@ -52,9 +59,10 @@ export async function freshTarget(
     ...admission,
     ...(answers === 'sse' && { responseMode: 'sse', legacyResponseMode: 'sse' }),
   })
-  const proxy = fault === undefined ? undefined : await startFaultProxy(provider.url, SECRET, fault)
+  const upstream = transport === 'rest' ? provider.baseUrl : provider.url
+  const proxy = fault === undefined ? undefined : await startFaultProxy(upstream, SECRET, fault, transport)
   return {
-    url: proxy?.url ?? provider.url,
+    url: proxy?.url ?? upstream,
     async close() {
       await proxy?.close()
       await provider.close()
@@ -67,8 +75,10 @@ export function runAgainst(
   url: string,
   era: 'auto' | 'legacy' | '2026-07-28' = 'auto',
   profileBudgetMs?: number,
+  transport: 'mcp' | 'rest' = 'mcp',
 ): Promise<KitRun> {
   return runKit({
+    transport,
     baseUrl: url,
     secret: SECRET,
     allowPrivate: true,
