@@ -1,10 +1,12 @@
 // @tollgate/providercheck — the conformance kit as a library (the bin is src/cli.ts).
 // Everything exported here is public API.
 
+export { type CallOutput, runCall } from './call-command.js'
 export { CheckFailure, type CheckResult, type Fixtures, type KitCredentials, type VerdictName } from './check-types.js'
 export { CHECKS } from './checks/index.js'
 export {
   BEARER_TOKEN_ENV,
+  type CallCommand,
   type Command,
   parseCommandLine,
   type RunCommand,
@@ -12,6 +14,7 @@ export {
   USAGE,
 } from './command-line.js'
 export { EXIT, formatLine, main, type Output } from './main.js'
+export { amountsIn, currencyExponent, describeAmount } from './money.js'
 export { judgeProfile } from './profile/judge-profile.js'
 export { PLATFORM_ARGUMENTS } from './profile/platform-arguments.js'
 export { FORBIDDEN_KEYWORDS, limitProblems, measureSchema, SCHEMA_LIMITS } from './profile/schema-limits.js'
@@ -24,6 +27,7 @@ export {
   type KitOptions,
   type KitRun,
   kitOptionsProblem,
+  needsOf,
   runKit,
 } from './run-kit.js'
 export { KIT_NAME, KIT_VERSION } from './version.js'

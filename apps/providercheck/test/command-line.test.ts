@@ -133,10 +133,15 @@ test('missing flags and a missing secret are named in the usage message, exit 2'
   assert.match(noSecret.err, /missing: PROVIDERCHECK_SANDBOX_SIGNING_SECRET/)
 })
 
-test('-transport rest is a clear not-supported-yet usage error', async () => {
-  const r = await cli(SEED_LINE.map((a) => (a === 'mcp' ? 'rest' : a)))
-  assert.equal(r.code, 2)
-  assert.match(r.err, /-transport rest is not supported yet/)
+test('-transport rest parses like mcp; another transport or -era with rest is a usage error naming the flag', async () => {
+  const rest = parseCommandLine(SEED_LINE.map((a) => (a === 'mcp' ? 'rest' : a)))
+  assert.equal(rest.kind === 'run' && rest.transport, 'rest')
+  const grpc = await cli(SEED_LINE.map((a) => (a === 'mcp' ? 'grpc' : a)))
+  assert.equal(grpc.code, 2)
+  assert.match(grpc.err, /-transport must be mcp or rest/)
+  const era = await cli([...SEED_LINE.map((a) => (a === 'mcp' ? 'rest' : a)), '-era', 'legacy'])
+  assert.equal(era.code, 2)
+  assert.match(era.err, /-era applies to -transport mcp only/)
 })
 
 test('a production secret is refused: the kit runs against sandboxes only', async () => {
@@ -149,7 +154,7 @@ test('a production secret is refused: the kit runs against sandboxes only', asyn
 test('-h prints the usage and exits 0; an unknown flag exits 2', async () => {
   const help = await cli(['-h'])
   assert.equal(help.code, 0)
-  assert.match(help.out, /^usage: providercheck -sandbox -transport mcp/)
+  assert.match(help.out, /^usage: providercheck -sandbox -transport mcp\|rest/)
   assert.match(help.out, /\[-edge-header 'Name: value' \.\.\.\]/)
   assert.match(help.out, /A bearer token, when the provider requires one, comes from PROVIDERCHECK_BEARER_TOKEN/)
   const unknown = await cli([...SEED_LINE, '-frobnicate'])

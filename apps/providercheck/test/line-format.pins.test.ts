@@ -27,6 +27,7 @@ test('check ids and their order are pinned', () => {
       'cancel_again',
       'signature_tool_call',
       'signature_stale',
+      'signature_idempotency_key',
     ],
   )
 })

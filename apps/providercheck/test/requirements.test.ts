@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { test } from 'node:test'
-import { CHECK_IDS, CHECKS, REQUIREMENTS } from '../src/index.js'
+import { CHECK_IDS, CHECKS, needsOf, REQUIREMENTS } from '../src/index.js'
 
 test('every check id cites a seed section and one behaviour sentence', () => {
   assert.deepEqual(Object.keys(REQUIREMENTS).sort(), [...CHECK_IDS].sort())
@@ -36,8 +36,18 @@ test('data-changing checks need mcp_profile (directly or through the check they 
     'get_operation',
     'cancel_at_period_end',
     'cancel_again',
+    'signature_idempotency_key',
   ]) {
     assert.ok(needs(id).includes('mcp_profile'), id)
+  }
+})
+
+test('over REST a need on mcp_profile becomes a need on describe, so data-changing checks still wait for it', () => {
+  for (const check of CHECKS) {
+    const rest = needsOf(check, 'rest')
+    assert.ok(!rest.includes('mcp_profile'), check.id)
+    if (check.needs.includes('mcp_profile')) assert.ok(rest.includes('describe'), check.id)
+    assert.deepEqual(needsOf(check, 'mcp'), check.needs)
   }
 })
 

@@ -102,7 +102,7 @@ for (const { fault, fails, skips } of MATRIX) {
             ? `fail ${fails[id]}`
             : skips.includes(id)
               ? 'skip dependency_failed'
-              : REST_PASS[id] ?? 'pass',
+              : (REST_PASS[id] ?? 'pass'),
         ]),
       )
       assert.deepEqual(verdicts(run.results), expected)

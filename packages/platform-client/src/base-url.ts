@@ -1,7 +1,7 @@
 import { lookup } from 'node:dns/promises'
 import { isIP } from 'node:net'
-import { BaseUrlRejected, PrivateAddressRejected } from './errors.js'
 import { isLoopbackAddress, isPublicAddress } from './address.js'
+import { BaseUrlRejected, PrivateAddressRejected } from './errors.js'
 
 /** The network rules of a base URL. */
 export interface BaseUrlRules {

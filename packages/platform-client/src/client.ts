@@ -512,7 +512,10 @@ export class PlatformClient {
     if (session.sessionId !== undefined) headers['mcp-session-id'] = session.sessionId
     Object.assign(headers, extra)
     // Over MCP the key field is always empty (seed 002, İmzalama).
-    Object.assign(headers, this.#sign(url.host, url.pathname, method, body, '', options.signatureFor?.(phase) ?? 'valid'))
+    Object.assign(
+      headers,
+      this.#sign(url.host, url.pathname, method, body, '', options.signatureFor?.(phase) ?? 'valid'),
+    )
     const out: Outgoing = { method, url, headers, body }
     return exchange(out, {
       phase,
@@ -586,7 +589,10 @@ function checkConfiguredHeaders(options: PlatformClientOptions): void {
 }
 
 // What the signature's key field covers and what the Idempotency-Key header carries; equal unless a probe asks.
-function keyField(key: string | undefined, fault: KeyFieldFault | undefined): { signedKey: string; headerKey?: string } {
+function keyField(
+  key: string | undefined,
+  fault: KeyFieldFault | undefined,
+): { signedKey: string; headerKey?: string } {
   if (fault === undefined) return key === undefined ? { signedKey: '' } : { signedKey: key, headerKey: key }
   if (key === undefined) throw new TypeError('keyFieldFault needs an idempotency_key in the arguments')
   if (fault === 'header_differs') return { signedKey: key, headerKey: `${key}:other` }
@@ -608,8 +614,7 @@ function checkOptionValues(options: PlatformClientOptions): void {
     const value = options[name]
     if (value === undefined) continue
     if (typeof value !== 'number' || !Number.isInteger(value)) throw new TypeError(`${name} must be an integer`)
-    if (value < min || value > 2 ** 31 - 1)
-      throw new RangeError(`${name} must be between ${min} and ${2 ** 31 - 1}`)
+    if (value < min || value > 2 ** 31 - 1) throw new RangeError(`${name} must be between ${min} and ${2 ** 31 - 1}`)
   }
   const oneOf = (name: 'transport' | 'era', allowed: readonly string[]) => {
     const value = options[name]
@@ -621,7 +626,8 @@ function checkOptionValues(options: PlatformClientOptions): void {
   if (options.allowPrivate !== undefined && typeof options.allowPrivate !== 'boolean')
     throw new TypeError('allowPrivate must be a boolean')
   if (options.now !== undefined && typeof options.now !== 'function') throw new TypeError('now must be a function')
-  if (options.eraCache !== undefined && !(options.eraCache instanceof Map)) throw new TypeError('eraCache must be a Map')
+  if (options.eraCache !== undefined && !(options.eraCache instanceof Map))
+    throw new TypeError('eraCache must be a Map')
   if (options.edgeHeaders !== undefined && (typeof options.edgeHeaders !== 'object' || options.edgeHeaders === null))
     throw new TypeError('edgeHeaders must be an object')
   if (options.bearerToken !== undefined && typeof options.bearerToken !== 'string')

@@ -1,6 +1,7 @@
 // @tollgate/platform-client — calls merchant-provider/v1 providers (MCP or REST) the way the platform does.
 // Everything exported here is public API; helpers live in src/internal/.
 
+export { isLoopbackAddress, isPublicAddress } from './address.js'
 export { type BaseUrlRules, checkBaseUrl } from './base-url.js'
 export {
   type AttemptOptions,
@@ -40,5 +41,4 @@ export {
   ToolListMalformed,
   UnexpectedHttpStatus,
 } from './errors.js'
-export { isLoopbackAddress, isPublicAddress } from './address.js'
 export { STRICT_LIMITS, TOOL_LIST_MAX_DEPTH } from './limits.js'

@@ -103,7 +103,9 @@ test('path parameters are percent-encoded like encodeURIComponent and signed as 
   assert.equal(req.headers['idempotency-key'], undefined, 'the key travels in the path, not the header')
   assert.ok(signedWith(req, ''))
   // A reference of dots cannot turn into a dot segment.
-  await client(base).attempt('sr_get_customer', { customer_ref: '..' }, CONTEXT).catch(() => undefined)
+  await client(base)
+    .attempt('sr_get_customer', { customer_ref: '..' }, CONTEXT)
+    .catch(() => undefined)
   assert.equal((s.requests[1] as Recorded).path, '/billing/v1/customers/%2E%2E')
 })
 

@@ -3,6 +3,7 @@ import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage 
 import { request as httpsRequest } from 'node:https'
 import { JsonNumber, type JsonValue, parseStrict } from '@tollgate/strict-json'
 import { createParser } from 'eventsource-parser'
+import { isPublicAddress } from '../address.js'
 import {
   BodyTooLarge,
   NetworkFailure,
@@ -12,7 +13,6 @@ import {
   type RequestPhase,
   RequestTimedOut,
 } from '../errors.js'
-import { isPublicAddress } from '../address.js'
 import { STRICT_LIMITS } from '../limits.js'
 
 /** One HTTP request exactly as it goes on the wire. */
@@ -42,7 +42,6 @@ export interface ExchangeOptions {
 export type Received =
   | { status: number; headers: IncomingHttpHeaders; kind: 'body'; body: Buffer }
   | { status: number; headers: IncomingHttpHeaders; kind: 'sse'; answer: Buffer | undefined }
-
 
 /** Sends one request (no redirects followed, addresses checked at connect time) and reads the answer bounded. */
 export function exchange(out: Outgoing, options: ExchangeOptions): Promise<Received> {
