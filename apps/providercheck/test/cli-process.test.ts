@@ -43,14 +43,14 @@ test('the CLI passes a fresh provider, writes a sealed report that verifies, and
     const r = await run(argv, env)
     assert.equal(r.code, 0, r.stdout + r.stderr)
     const lines = r.stdout.trim().split('\n')
-    assert.equal(lines.length, 1 + 20 + 2)
+    assert.equal(lines.length, 1 + 21 + 2)
     assert.match(lines[1] as string, /^discovery {14}pass {2}- {26}/)
-    assert.match(lines[21] as string, /^summary: 20 pass, 0 fail, 0 skip of 20 checks in \d+ ms \(2026-07-28\): PASS$/)
+    assert.match(lines[22] as string, /^summary: 20 pass, 0 fail, 1 skip of 21 checks in \d+ ms \(2026-07-28\): PASS$/)
     assert.doesNotMatch(r.stdout + r.stderr, new RegExp(SECRET))
 
     const ok = await run(['src/cli.ts', 'verify', report], env)
     assert.equal(ok.code, 0, ok.stderr)
-    assert.match(ok.stdout, /^seal verified: providercheck 0\.1\.0, .* outcome pass \(20 pass, 0 fail, 0 skip\)/)
+    assert.match(ok.stdout, /^seal verified: providercheck 0\.1\.0, .* outcome pass \(20 pass, 0 fail, 1 skip\)/)
 
     const tampered = join(dir, 'tampered.json')
     writeFileSync(tampered, readFileSync(report, 'utf8').replace('"outcome": "pass"', '"outcome": "fail"'))
@@ -63,15 +63,18 @@ test('the CLI passes a fresh provider, writes a sealed report that verifies, and
   }
 })
 
-test('the demo script runs the kit against a fresh fakemerchant and exits with its status', async () => {
+test('the demo runs the kit over MCP and over REST, each against a fresh fakemerchant, and exits with their status', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'providercheck-demo-test-'))
   try {
     const report = join(dir, 'kept.json')
     const r = await run(['scripts/demo.ts'], { PROVIDERCHECK_DEMO_REPORT: report })
     assert.equal(r.code, 0, r.stdout + r.stderr)
-    assert.match(r.stdout, /summary: 20 pass, 0 fail, 0 skip of 20 checks/)
-    assert.match(r.stdout, /seal verified/)
+    assert.match(r.stdout, /summary: 20 pass, 0 fail, 1 skip of 21 checks in \d+ ms \(2026-07-28\): PASS/)
+    assert.match(r.stdout, /summary: 20 pass, 0 fail, 1 skip of 21 checks in \d+ ms \(rest\): PASS/)
+    assert.equal(r.stdout.match(/seal verified/g)?.length, 2)
+    assert.match(r.stdout, /^demo: mcp PASS, rest PASS$/m)
     assert.ok(existsSync(report))
+    assert.ok(existsSync(join(dir, 'kept-rest.json')))
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
