@@ -24,7 +24,8 @@ async function expect401(
     if (error.status !== 401)
       throw new CheckFailure('unexpected_status', `${error.phase} answered ${error.status}, expected 401`)
     judgeEnvelope(error.body)
-    return `${error.phase} answered 401 with the credentials_rejected envelope`
+    const what = error.phase === 'rest' ? 'the REST request' : error.phase
+    return `${what} answered 401 with the credentials_rejected envelope`
   }
   throw new CheckFailure(whenAccepted, 'the call was answered normally')
 }
