@@ -29,6 +29,7 @@ export const REST_FAULTS = [
   'none',
   'signature_ignores_key',
   'replay_differs',
+  'replay_reformatted',
   'refusal_answered_400',
   'float_amounts',
   'conflict_not_detected',
@@ -137,6 +138,11 @@ export async function startFaultProxy(
     if (fault === 'refusal_answered_400' && status === 422 && text.includes('"amount_exceeds_refundable"')) status = 400
     if (fault === 'replay_differs' && refund && status === 200 && key !== undefined && text.includes('"refund_ref"')) {
       if (restKeysAnswered.has(key)) text = text.replace(/"refund_ref":"([^"]*)"/, '"refund_ref":"$1_replayed"')
+      restKeysAnswered.add(key)
+    }
+    // The same JSON in other bytes (a space after each colon): only a byte comparison sees it.
+    if (fault === 'replay_reformatted' && refund && status === 200 && key !== undefined) {
+      if (restKeysAnswered.has(key)) text = JSON.stringify(JSON.parse(text), null, 1)
       restKeysAnswered.add(key)
     }
     const out = Buffer.from(text, 'utf8')
