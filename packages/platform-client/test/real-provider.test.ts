@@ -97,3 +97,48 @@ test('SSE answers from the real provider are read in both eras', async () => {
     rmSync(sseDir, { recursive: true, force: true })
   }
 })
+
+test('REST: every read route answers a contract-valid object, with a key containing ":" in the operations path', async () => {
+  const c = new PlatformClient({ baseUrl: provider.baseUrl, secret: SECRET, allowPrivate: true, transport: 'rest' })
+  const reads: [string, Record<string, unknown>][] = [
+    ['sr_describe', {}],
+    ['sr_find_customers', { email: 'alex@example.com' }],
+    ['sr_get_customer', { customer_ref: 'cus_1001' }],
+    ['sr_list_transactions', { customer_ref: 'cus_1001' }],
+    ['sr_get_transaction', { transaction_ref: 'ch_1001' }],
+    ['sr_get_subscription', { subscription_ref: 'sub_1001' }],
+    ['sr_get_operation', { idempotency_key: 't:ticket:rest:refund:unseen' }],
+    ['sr_list_payment_attempts', { updated_since: '2026-01-01T00:00:00Z' }],
+  ]
+  for (const [name, args] of reads) {
+    const out = await c.callTool(name, args, CONTEXT)
+    assert.equal(out.kind, 'result', `${name}: ${out.kind === 'error' ? out.code : ''}`)
+    assert.equal(out.era, null)
+  }
+  const missing = await c.callTool('sr_get_customer', { customer_ref: 'search' }, CONTEXT)
+  assert.equal(missing.kind === 'error' && `${missing.code} ${missing.status}`, 'not_found 404')
+})
+
+test('one key across bindings: a refund made over REST replays over MCP, and REST replays it byte for byte', async () => {
+  const rest = new PlatformClient({ baseUrl: provider.baseUrl, secret: SECRET, allowPrivate: true, transport: 'rest' })
+  const mcp = new PlatformClient({ baseUrl: provider.url, secret: SECRET, allowPrivate: true })
+  const key = 't:ticket:cross:refund:1'
+  const request = {
+    transaction_ref: 'ch_1001',
+    amount: { amount_minor: 50, currency: 'USD' },
+    reason: 'service_issue',
+    dry_run: false,
+  }
+  const first = await rest.callTool('sr_refund', { idempotency_key: key, request }, CONTEXT)
+  const again = await rest.callTool('sr_refund', { idempotency_key: key, request }, CONTEXT)
+  const overMcp = await mcp.callTool('sr_refund', { idempotency_key: key, request }, CONTEXT)
+  assert.equal(first.kind, 'result')
+  assert.ok(first.kind === 'result' && again.kind === 'result' && first.body?.equals(again.body as Buffer))
+  assert.deepEqual(overMcp.kind === 'result' && overMcp.value, first.kind === 'result' && first.value)
+  const conflict = await mcp.callTool(
+    'sr_refund',
+    { idempotency_key: key, request: { ...request, amount: { amount_minor: 51, currency: 'USD' } } },
+    CONTEXT,
+  )
+  assert.equal(conflict.kind === 'error' && `${conflict.code} ${conflict.status}`, 'idempotency_conflict 409')
+})
