@@ -72,19 +72,36 @@ export function readManifest(path: string): Manifest {
   return m as Manifest
 }
 
-/** Runs every check against the server the manifest names. Throws CannotProve when it cannot run. */
+/** One run's shared state: the manifest, the results so far and the tool calls charged to the greedy caller. */
+interface ProveRun {
+  manifest: Manifest
+  results: CheckResult[]
+  record(id: RequirementId, desc: string, ok: boolean, detail?: string): void
+  /** tools/call requests the greedy token has spent before the budget drain (every call is charged). */
+  charged: number
+}
+
+/** Runs every check against the server the manifest names, step by step. Throws CannotProve when it cannot run. */
 export async function runChecks(manifest: Manifest): Promise<CheckResult[]> {
   const results: CheckResult[] = []
-  const record = (id: RequirementId, desc: string, ok: boolean, detail?: string) =>
-    results.push(detail === undefined || ok ? { id, desc, ok } : { id, desc, ok, detail })
-  const { url, tokens } = manifest
-  // The admission figures are derived here from the manifest, never read from it.
-  const reserve = Math.floor((manifest.budget.capacity * manifest.budget.reserveFraction) / manifest.budget.callerCount)
-  const spare = Math.floor(manifest.budget.capacity * (1 - manifest.budget.reserveFraction))
-  const greedyShare = reserve + spare
-  let charged = 0
+  const run: ProveRun = {
+    manifest,
+    results,
+    record: (id, desc, ok, detail) =>
+      results.push(detail === undefined || ok ? { id, desc, ok } : { id, desc, ok, detail }),
+    charged: 0,
+  }
+  await checkAudience(run)
+  await checkLegacyReach(run)
+  await checkModernPath(run)
+  await checkBudget(run)
+  return results
+}
 
-  // AUDIENCE: raw initialize POSTs, judged by status code. Only a 401 is a refusal; a 5xx never is.
+/** AUDIENCE: raw initialize POSTs, judged by status code. Only a 401 is a refusal; a 5xx never is. */
+async function checkAudience(run: ProveRun): Promise<void> {
+  const { record } = run
+  const { url, tokens } = run.manifest
   const admitted = await probeInitialize(url, tokens.greedyForThisResource)
   record(
     'AUD-ADMIT',
@@ -106,8 +123,12 @@ export async function runChecks(manifest: Manifest): Promise<CheckResult[]> {
       `www-authenticate: ${p.challenge ?? 'absent'}; ${describeStatus(p)}`,
     )
   }
+}
 
-  // REACH on the 2025-era path, SDK v1 client, greedy token.
+/** REACH on the 2025-era path, SDK v1 client, greedy token. */
+async function checkLegacyReach(run: ProveRun): Promise<void> {
+  const { record, results } = run
+  const { url, tokens } = run.manifest
   await group(results, ['REACH-LIST', 'REACH-SAME', 'REACH-SAME', 'REACH-SAME', 'REACH-SAME'], async () => {
     const s = await openSession('v1', url, tokens.greedyForThisResource)
     try {
@@ -118,7 +139,7 @@ export async function runChecks(manifest: Manifest): Promise<CheckResult[]> {
         !names.includes('series.catalogue'),
         `listed: ${names.join(', ')}`,
       )
-      charged += 2
+      run.charged += 2
       const texts = await refusals(s)
       record('REACH-SAME', 'an ungranted and a nonexistent tool both answer isError', texts.bothErrors, texts.detail)
       record('REACH-SAME', 'the two refusals are byte-identical', texts.identical, texts.detail)
@@ -133,8 +154,12 @@ export async function runChecks(manifest: Manifest): Promise<CheckResult[]> {
       await s.close()
     }
   })
+}
 
-  // The 2026-07-28 path: raw discover behind the audience gate, then the v2 client in auto mode.
+/** The 2026-07-28 path: raw discover behind the audience gate, then the v2 client in auto mode. */
+async function checkModernPath(run: ProveRun): Promise<void> {
+  const { record, results } = run
+  const { url, tokens } = run.manifest
   const modernAdmit = await probeDiscover(url, tokens.greedyForThisResource)
   record(
     'MODERN-AUD',
@@ -160,7 +185,7 @@ export async function runChecks(manifest: Manifest): Promise<CheckResult[]> {
         !names.includes('series.catalogue'),
         `listed: ${names.join(', ')}`,
       )
-      charged += 2
+      run.charged += 2
       const texts = await refusals(s)
       record(
         'MODERN-REACH',
@@ -168,7 +193,7 @@ export async function runChecks(manifest: Manifest): Promise<CheckResult[]> {
         texts.bothErrors && texts.identical && texts.first === NO_SUCH_TOOL && texts.leakFree,
         texts.detail,
       )
-      charged += 1
+      run.charged += 1
       const served = await s.call('calendar.why', { day: '2026-04-03' })
       const sc = served.structuredContent
       const text = firstText(served)
@@ -188,8 +213,17 @@ export async function runChecks(manifest: Manifest): Promise<CheckResult[]> {
       await s.close()
     }
   })
+}
 
-  // BUDGET: drains on fresh sessions; initialize and tools/list are not charged, every tools/call is.
+/** BUDGET: drains on fresh sessions; initialize and tools/list are not charged, every tools/call is. */
+async function checkBudget(run: ProveRun): Promise<void> {
+  const { record, results, manifest } = run
+  const { url, tokens } = manifest
+  // The admission figures are derived here from the manifest, never read from it.
+  const reserve = Math.floor((manifest.budget.capacity * manifest.budget.reserveFraction) / manifest.budget.callerCount)
+  const spare = Math.floor(manifest.budget.capacity * (1 - manifest.budget.reserveFraction))
+  const greedyShare = reserve + spare
+  const charged = run.charged
   record(
     'BUDGET-FROZEN',
     'the budget clock is frozen',
@@ -218,7 +252,6 @@ export async function runChecks(manifest: Manifest): Promise<CheckResult[]> {
       `admitted ${quiet}`,
     )
   })
-  return results
 }
 
 function challengeOk(p: Probe): boolean {
