@@ -137,3 +137,16 @@ test('the CLI runs -transport rest and seals the transport into the report', asy
     rmSync(dir, { recursive: true, force: true })
   }
 })
+
+test('an MCP endpoint given as the REST base URL fails discovery with a hint, and the rest is skipped', async () => {
+  const target = await freshTarget(undefined, 'json', {}, 'rest')
+  try {
+    const run = await runAgainst(`${target.url}/mcp`, 'auto', undefined, 'rest')
+    const discovery = run.results[0]
+    assert.equal(discovery?.code, 'unexpected_status')
+    assert.match(discovery?.reason ?? '', /not_found \(404\).*is -base-url the REST base URL/)
+    assert.equal(run.passed, false)
+  } finally {
+    await target.close()
+  }
+})

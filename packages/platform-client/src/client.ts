@@ -162,8 +162,9 @@ export class PlatformClient {
 
   constructor(options: PlatformClientOptions) {
     if (typeof options !== 'object' || options === null) throw new TypeError('options must be an object')
-    if (typeof options.secret !== 'string' || options.secret === '') throw new TypeError('a signing secret is required')
-    if (typeof options.baseUrl !== 'string' || options.baseUrl === '') throw new TypeError('a base URL is required')
+    if (typeof options.secret !== 'string' || options.secret === '')
+      throw new TypeError('secret is required (the signing secret)')
+    if (typeof options.baseUrl !== 'string' || options.baseUrl === '') throw new TypeError('baseUrl is required')
     checkOptionValues(options)
     checkConfiguredHeaders(options)
     // An option given as undefined keeps its default (a spread would let it replace the default).

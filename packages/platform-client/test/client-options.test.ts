@@ -21,6 +21,8 @@ test('a numeric option of the wrong type is a TypeError, one out of range a Rang
 })
 
 test('enumerations and other options are checked by name', () => {
+  assert.throws(() => make({ secret: '' }), { name: 'TypeError', message: /^secret is required/ })
+  assert.throws(() => make({ baseUrl: 5 }), { name: 'TypeError', message: /^baseUrl is required/ })
   assert.throws(() => make({ transport: 'grpc' }), { name: 'TypeError', message: /^transport / })
   assert.throws(() => make({ era: '2025' }), { name: 'TypeError', message: /^era / })
   assert.throws(() => make({ allowPrivate: 'yes' }), { name: 'TypeError', message: /^allowPrivate / })
