@@ -6,13 +6,10 @@ import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
 import { startProvider } from '@tollgate/provider'
 import { main, type Output } from '../src/index.js'
 
-const io: Output = {
-  out: (line) => process.stdout.write(`${line}\n`),
-  err: (line) => process.stderr.write(`${line}\n`),
-}
 const FIXTURE_FLAGS = [
   '-tenant',
   '0199a3c1-0a0b-7c0d-8e0f-101112131415',
@@ -23,24 +20,38 @@ const FIXTURE_FLAGS = [
   '-subscription',
   'sub_1001',
 ]
-// PROVIDERCHECK_DEMO_REPORT=FILE keeps the MCP run's sealed report as FILE and the REST run's beside it
-// (FILE with -rest before the extension); by default both go with the temporary directories.
-const kept = process.env.PROVIDERCHECK_DEMO_REPORT
-const cleanups: (() => Promise<void>)[] = []
-process.once('SIGINT', () => {
-  void Promise.all(cleanups.map((c) => c())).then(() => process.exit(130))
-})
+
+export type Transport = 'mcp' | 'rest'
+
+export interface DemoOptions {
+  io: Output
+  /** Keep the MCP run's sealed report as this file and the REST run's beside it (-rest before the extension). */
+  kept?: string | undefined
+  /** How a fresh provider is started: the real one by default (tests pass a misconfigured one). */
+  start?: (options: Parameters<typeof startProvider>[0], transport: Transport) => ReturnType<typeof startProvider>
+  /** Registers a cleanup to run on Ctrl-C. */
+  onCleanup?: (cleanup: () => Promise<void>) => void
+}
+
+/** Both transports' demos, each against its own fresh provider: 0 only when both passed and both seals verify. */
+export async function runDemo(options: DemoOptions): Promise<number> {
+  const codes = [await demo('mcp', options), await demo('rest', options)]
+  const { io } = options
+  if (options.kept === undefined)
+    io.out('(the reports go with the temporary directories; PROVIDERCHECK_DEMO_REPORT=FILE keeps them)')
+  io.out(`demo: mcp ${codes[0] === 0 ? 'PASS' : 'FAIL'}, rest ${codes[1] === 0 ? 'PASS' : 'FAIL'}`)
+  return codes.find((c) => c !== 0) ?? 0
+}
 
 /** One transport's demo against its own fresh provider; returns the kit's exit status (or the seal's). */
-async function demo(transport: 'mcp' | 'rest'): Promise<number> {
+async function demo(transport: Transport, options: DemoOptions): Promise<number> {
+  const { io, kept } = options
   const secret = `srmps_${randomBytes(24).toString('hex')}`
   const dir = mkdtempSync(join(tmpdir(), `providercheck-demo-${transport}-`))
-  const provider = await startProvider({
-    secrets: [secret],
-    store: { kind: 'sqlite', file: join(dir, 'fakemerchant.sqlite') },
-    port: 0,
-    logger: false,
-  })
+  const provider = await (options.start ?? startProvider)(
+    { secrets: [secret], store: { kind: 'sqlite', file: join(dir, 'fakemerchant.sqlite') }, port: 0, logger: false },
+    transport,
+  )
   let stopped = false
   const stop = async () => {
     if (stopped) return
@@ -48,7 +59,7 @@ async function demo(transport: 'mcp' | 'rest'): Promise<number> {
     await provider.close()
     rmSync(dir, { recursive: true, force: true })
   }
-  cleanups.push(stop)
+  options.onCleanup?.(stop)
   try {
     const url = transport === 'mcp' ? provider.url : provider.baseUrl
     io.out(`fakemerchant: ${url} (${transport}; fresh SQLite in a temporary directory, new sandbox secret)`)
@@ -72,8 +83,15 @@ async function demo(transport: 'mcp' | 'rest'): Promise<number> {
   }
 }
 
-const codes = [await demo('mcp'), await demo('rest')]
-if (kept === undefined)
-  io.out('(the reports go with the temporary directories; PROVIDERCHECK_DEMO_REPORT=FILE keeps them)')
-io.out(`demo: mcp ${codes[0] === 0 ? 'PASS' : 'FAIL'}, rest ${codes[1] === 0 ? 'PASS' : 'FAIL'}`)
-process.exitCode = codes.find((c) => c !== 0) ?? 0
+// Run as a script (npm run demo): print to the terminal; PROVIDERCHECK_DEMO_REPORT=FILE keeps the reports.
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const cleanups: (() => Promise<void>)[] = []
+  process.once('SIGINT', () => {
+    void Promise.all(cleanups.map((c) => c())).then(() => process.exit(130))
+  })
+  process.exitCode = await runDemo({
+    io: { out: (line) => process.stdout.write(`${line}\n`), err: (line) => process.stderr.write(`${line}\n`) },
+    kept: process.env.PROVIDERCHECK_DEMO_REPORT,
+    onCleanup: (c) => cleanups.push(c),
+  })
+}

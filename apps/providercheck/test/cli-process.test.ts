@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
+import { startProvider } from '@tollgate/provider'
 import { freshTarget, kitArgv, SECRET } from './support/kit-harness.js'
 
 const app = fileURLToPath(new URL('..', import.meta.url))
@@ -78,4 +79,16 @@ test('the demo runs the kit over MCP and over REST, each against a fresh fakemer
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
+})
+
+test('the demo exits non-zero when only one transport fails (a REST provider signing with another secret)', async () => {
+  const { runDemo } = await import('../scripts/demo.js')
+  const out: string[] = []
+  const code = await runDemo({
+    io: { out: (l) => out.push(l), err: (l) => out.push(l) },
+    start: (options, transport) =>
+      startProvider(transport === 'rest' ? { ...options, secrets: ['srmps_not_the_kits_secret_0123456789'] } : options),
+  })
+  assert.equal(code, 1, out.join('\n'))
+  assert.match(out.join('\n'), /^demo: mcp PASS, rest FAIL$/m)
 })
