@@ -76,7 +76,8 @@ export async function runCall(
   } catch (error) {
     if (!(error instanceof PlatformClientError)) throw error
     if (error instanceof UnexpectedHttpStatus) io.out(`status: ${error.status} (${error.phase})`)
-    io.out(`outcome: refused by the platform's reader or network rules: ${error.code}: ${error.message}`)
+    const hint = error.code === 'ERR_PLATFORM_BASE_URL' ? ' (a local server needs -allow-private)' : ''
+    io.out(`outcome: refused by the platform's reader or network rules: ${error.code}: ${error.message}${hint}`)
     return 1
   }
 }

@@ -102,3 +102,9 @@ test('amounts in major units follow the currency exponent; an unknown currency i
   assert.equal(describeAmount(-150, 'USD'), '-150 minor = -1.50 USD')
   assert.equal(describeAmount(2000, 'XYZ'), '2000 minor XYZ (exponent unknown)')
 })
+
+test('without -allow-private a loopback base URL is refused before any request, with the hint', async () => {
+  const r = await call(['-transport', 'rest', '-base-url', rest.url, 'sr_describe', '{}'])
+  assert.equal(r.code, 1)
+  assert.match(r.out, /ERR_PLATFORM_BASE_URL: .*\(a local server needs -allow-private\)/)
+})
