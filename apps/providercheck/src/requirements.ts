@@ -119,7 +119,7 @@ export const REQUIREMENTS: Readonly<Record<CheckId, Requirement>> = {
   signature_tool_call: {
     section: 'İmzalama — araç çağrısının kendisini de doğrulayın; Sonuçlar (401)',
     behaviour:
-      'With the handshake signed correctly and only the tool call signature broken, the server answers 401 with the REST error envelope.',
+      'With the handshake signed correctly and only the tool call signature broken (over REST: the one request), the server answers 401 with the REST error envelope.',
   },
   signature_idempotency_key: {
     section: 'İmzalama (anahtar alanı; REST §3: the key field carries Idempotency-Key); Sonuçlar (401); REST only',

@@ -116,6 +116,7 @@ test('statuses map to outcomes: 422/409/404 envelopes as received, 401 as a refu
     json(ENVELOPE('not_found'), 404),
     json(ENVELOPE('amount_exceeds_refundable'), 400),
     json(ENVELOPE('credentials_rejected'), 401),
+    { status: 403, headers: { 'content-type': 'text/html' }, body: '<h1>denied</h1>' },
   ]
   const { base } = await serve(() => answers.shift() as Reply)
   const c = client(base)
@@ -133,6 +134,7 @@ test('statuses map to outcomes: 422/409/404 envelopes as received, 401 as a refu
     assert.equal(out.kind === 'error' && out.body?.toString('utf8'), ENVELOPE(code))
   }
   await assert.rejects(call(), { code: 'ERR_PLATFORM_HTTP_STATUS', status: 401, phase: 'rest' })
+  await assert.rejects(call(), { code: 'ERR_PLATFORM_HTTP_STATUS', status: 403, phase: 'rest' })
 })
 
 test('received bytes are read strictly and validated against the contract', async () => {

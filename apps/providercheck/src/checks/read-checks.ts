@@ -22,14 +22,17 @@ export const discovery: CheckDefinition = {
       if (ctx.transport === 'rest') await callOk(ctx, 'sr_describe', {})
       else era = await ctx.client.discover()
     } catch (error) {
-      // A refused handshake is almost always configuration: say what the kit sent (names only) and where it comes from.
       // An MCP endpoint given as a REST base URL puts the routes under /mcp/v1/…: say so instead of a bare 404.
-      if (error instanceof CheckFailure && ctx.transport === 'rest' && / \(404\)/.test(error.message)) {
+      const notFound =
+        (error instanceof CheckFailure && / \(404\)/.test(error.message)) ||
+        (error instanceof UnexpectedHttpStatus && error.status === 404)
+      if (ctx.transport === 'rest' && notFound) {
         throw new CheckFailure(
           'unexpected_status',
-          `${error.message}: is -base-url the REST base URL (the one /v1/… hangs from, e.g. without /mcp)?`,
+          `${(error as Error).message}: is -base-url the REST base URL (the one /v1/… hangs from, e.g. without /mcp)?`,
         )
       }
+      // A refused handshake is almost always configuration: say what the kit sent (names only) and where it comes from.
       if (error instanceof UnexpectedHttpStatus && (error.status === 401 || error.status === 403)) {
         throw new CheckFailure(
           'credentials_rejected',

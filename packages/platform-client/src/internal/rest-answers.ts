@@ -11,8 +11,8 @@ export type RestAnswer =
   | { kind: 'error'; status: number; code: string; retryable: boolean; message: string; value: unknown; body: Buffer }
 
 /**
- * 200 → the object, validated against outputRef. 401 → UnexpectedHttpStatus (the signature was refused, as over
- * MCP). Any other 4xx → the validated error envelope. 5xx → the envelope when it is one, else
+ * 200 → the object, validated against outputRef. 401/403 → UnexpectedHttpStatus (refused before the contract, as
+ * over MCP). Any other 4xx → the validated error envelope. 5xx → the envelope when it is one, else
  * UnexpectedHttpStatus (retryable either way). Other statuses → UnexpectedHttpStatus.
  */
 export function readRestAnswer(received: Received, outputRef: string, errorRef: string): RestAnswer {
@@ -26,7 +26,10 @@ export function readRestAnswer(received: Received, outputRef: string, errorRef: 
     if (!verdict.valid) throw new InvalidResult(verdict.errors)
     return { kind: 'result', status: 200, value, body }
   }
-  if (status === 401 || status < 400 || status > 599 || !json) throw new UnexpectedHttpStatus(status, 'rest', body)
+  // 401 (a refused signature) and 403 (an edge or token refusal, not in the seed's table) end the attempt before
+  // the contract, exactly as over MCP.
+  if (status === 401 || status === 403 || status < 400 || status > 599 || !json)
+    throw new UnexpectedHttpStatus(status, 'rest', body)
   try {
     const value = readObject(body)
     const verdict = contractValidator(errorRef)(value)
