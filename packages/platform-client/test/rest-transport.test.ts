@@ -211,3 +211,16 @@ test('the base-URL rules are unchanged over REST: https on 443 unless allowPriva
   const c = new PlatformClient({ baseUrl: 'http://127.0.0.1:8080', secret: SECRET, transport: 'rest' })
   await assert.rejects(c.callTool('sr_describe', {}, CONTEXT), { code: 'ERR_PLATFORM_BASE_URL' })
 })
+
+test('bearer token and edge headers go on every REST request, and are not signed', async () => {
+  const { s, base } = await serve(() => json(TRANSACTION_JSON))
+  const c = client(base, { bearerToken: 'tok-123', edgeHeaders: { 'X-Edge-Key': 'edge-1' } })
+  await c.callTool('sr_get_transaction', { transaction_ref: 'ch_1001' }, CONTEXT)
+  await c.callTool('sr_refund', { idempotency_key: KEY, request: REQUEST }, CONTEXT).catch(() => undefined)
+  assert.equal(s.requests.length, 2)
+  for (const req of s.requests) {
+    assert.equal(req.headers.authorization, 'Bearer tok-123')
+    assert.equal(req.headers['x-edge-key'], 'edge-1')
+  }
+  assert.ok(signedWith(s.requests[0] as Recorded, ''))
+})
