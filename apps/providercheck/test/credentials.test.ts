@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { main } from '../src/index.js'
-import { freshTarget, kitArgv, SECRET } from './support/kit-harness.js'
+import { freshTarget, kitArgv, restKitArgv, SECRET } from './support/kit-harness.js'
 
 const TOKEN = 'tok_providercheck_bearer_5f1e2d3c'
 const EDGE_VALUE = 'edge_shared_value_9a8b7c6d'
@@ -101,6 +101,23 @@ test('a wrong bearer token or a missing edge header fails discovery with credent
     assertNoSecrets(noEdge.all)
   } finally {
     rmSync(dir, { recursive: true, force: true })
+    await target.close()
+  }
+})
+
+test('over REST the same token and edge header admit every check, and without the token discovery is refused', async () => {
+  const target = await freshTarget(undefined, 'json', ADMISSION, 'rest')
+  try {
+    const ok = await cli(restKitArgv(target.url, '-edge-header', `X-Edge-Key: ${EDGE_VALUE}`), {
+      PROVIDERCHECK_BEARER_TOKEN: TOKEN,
+    })
+    assert.equal(ok.code, 0, ok.all)
+    assert.match(ok.all, /summary: 20 pass, 0 fail, 1 skip of 21 checks .*\(rest\): PASS/)
+    const refused = await cli(restKitArgv(target.url, '-edge-header', `X-Edge-Key: ${EDGE_VALUE}`), {})
+    assert.equal(refused.code, 1)
+    assert.match(refused.all, /^discovery +fail {2}credentials_rejected +.*no bearer token/m)
+    assertNoSecrets(ok.all + refused.all)
+  } finally {
     await target.close()
   }
 })
