@@ -147,6 +147,7 @@ test('received bytes are read strictly and validated against the contract', asyn
     [json('{"error":{"code":"not_found"}}', 404), 'ERR_PLATFORM_INVALID_RESULT'],
     [json(ENVELOPE('not_found').replace('"m"', '"m","message":"n"'), 404), 'ERR_PLATFORM_DUPLICATE_KEY'],
     [{ status: 302, headers: { location: '/elsewhere' } }, 'ERR_PLATFORM_REDIRECT'],
+    [{ sse: [TRANSACTION_JSON] }, 'ERR_PLATFORM_MALFORMED_BODY'],
   ]
   for (const [reply, code] of cases) {
     const { s, base } = await serve(() => reply)
@@ -200,6 +201,12 @@ test('MCP-only calls and knobs are refused on the other transport', async () => 
   await assert.rejects(c.discover(), TypeError)
   await assert.rejects(c.listTools({ maxPages: 5 }), TypeError)
   await assert.rejects(c.attempt('sr_get_customer', {}, CONTEXT), /customer_ref/)
+  for (const key of ['', 'a\nb', 'k'.repeat(256), 'ключ']) {
+    await assert.rejects(
+      c.attempt('sr_refund', { idempotency_key: key, request: REQUEST }, CONTEXT),
+      /idempotency_key must be 1 to 255 printable ASCII/,
+    )
+  }
   const mcp = new PlatformClient({ baseUrl: 'http://127.0.0.1:1/mcp', secret: SECRET, allowPrivate: true })
   await assert.rejects(
     mcp.attempt('sr_refund', { idempotency_key: KEY, request: REQUEST }, CONTEXT, { keyFieldFault: 'signed_empty' }),

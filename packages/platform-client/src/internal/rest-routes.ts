@@ -50,7 +50,9 @@ export function restRequestOf(tool: string, args: Args): RestRequest {
   if (route === undefined) throw new TypeError('not a profile tool')
   const path = route.path.replace(/\{([a-z_]+)\}/g, (_, name: string) => encodeParameter(name, args[name]))
   const key = tool === 'sr_get_operation' ? undefined : args.idempotency_key
-  if (key !== undefined && typeof key !== 'string') throw new TypeError('idempotency_key must be a string')
+  // rest-binding.md §2: 1–255 printable ASCII characters (anything else could not travel as the header anyway).
+  if (key !== undefined && (typeof key !== 'string' || !/^[\x20-\x7e]{1,255}$/.test(key)))
+    throw new TypeError('idempotency_key must be 1 to 255 printable ASCII characters')
   let body: unknown
   if (route.body === 'arguments') body = args
   else if (route.body === 'request') body = args.request
