@@ -55,3 +55,12 @@ test('the README cites every check id', () => {
   const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8')
   for (const id of CHECK_IDS) assert.ok(readme.includes(`\`${id}\``), `README cites ${id}`)
 })
+
+test('a check that applies to one binding says so in its seed section', () => {
+  const single = CHECKS.filter((c) => c.transports !== undefined)
+  assert.deepEqual(single.map((c) => c.id).sort(), ['mcp_profile', 'signature_idempotency_key'])
+  for (const check of single) {
+    const only = `${String(check.transports?.[0]).toUpperCase()} only`
+    assert.ok(REQUIREMENTS[check.id].section.includes(only), `${check.id}: section says ${only}`)
+  }
+})
