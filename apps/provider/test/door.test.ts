@@ -185,7 +185,7 @@ describe('admission and limits at the door', () => {
     assert.equal(JSON.parse(res.text).error.code, 'invalid_request')
   })
 
-  test('a foreign Host is 421 and a foreign Origin 403; a non-MCP path is 404 with the envelope', async () => {
+  test('a foreign Host is 421 and a foreign Origin 403; an unsigned request to any other path is 401 (REST: signature before routing)', async () => {
     const u = new URL(p.url)
     const raw = async (headers: Record<string, string>, path = u.pathname) => {
       const { request } = await import('node:http')
@@ -200,6 +200,8 @@ describe('admission and limits at the door', () => {
     }
     assert.equal(await raw({ host: 'evil.example' }), 421)
     assert.equal(await raw({ host: u.host, origin: 'http://evil.example' }), 403)
-    assert.equal(await raw({ host: u.host }, '/elsewhere'), 404)
+    // Every non-/mcp path belongs to the REST binding, which checks the signature before routing (rest.test.ts:
+    // a signed request to an unknown route is 404).
+    assert.equal(await raw({ host: u.host }, '/elsewhere'), 401)
   })
 })
