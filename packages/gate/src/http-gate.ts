@@ -11,16 +11,18 @@ import {
 import type { Audience } from './audience.js'
 import type { Budget } from './budget/fair-budget.js'
 import { GateError, TokenRefused } from './errors.js'
+import type { CallScheduler } from './fair-scheduler.js'
 import type { HostAllowList } from './host-allow-list.js'
 import { buildGateServer, type FaultReporter } from './internal/gate-server.js'
 import { bearerChallenge, protectedResourceMetadata, resourceIdentity, UNAUTHORIZED_BODY } from './resource-metadata.js'
-import { type GatedTool, toolTable } from './tools.js'
+import { type CallReport, type GatedTool, toolTable } from './tools.js'
 
 /** One event worth logging. Carries codes and tool names from the server's own table, never request values. */
 export type GateEvent =
   | { kind: 'refused-token'; code: string; libraryError: string | undefined }
   | { kind: 'refused-host'; status: 421 | 403 }
   | { kind: 'fault'; code: string; tool?: string; error?: unknown }
+  | ({ kind: 'call' } & CallReport)
 
 /** Options of {@link createGate}. */
 export interface GateOptions {
@@ -38,6 +40,8 @@ export interface GateOptions {
   onEvent?: (event: GateEvent) => void
   /** Largest request body accepted, bytes; default 1 MiB (larger gets 413). */
   maxBodyBytes?: number
+  /** Orders tools/call requests by caller (fairness in time); default none: every call runs at once. */
+  scheduler?: CallScheduler
   /** 2025-era sessions idle longer than this are closed; default 15 minutes. */
   sessionIdleMs?: number
   /** At most this many open 2025-era sessions; default 1000. */
@@ -89,13 +93,14 @@ export function createGate(options: GateOptions): Gate {
       table,
       budget: options.budget,
       onFault,
+      onCall: (report) => emit({ kind: 'call', ...report }),
     })
   // legacy 'reject': 2025-era traffic never reaches this handler; the sessionful leg below owns it.
   const mcp = createMcpHandler(build, {
     legacy: 'reject',
     onerror: (error) => emit({ kind: 'fault', code: 'sdk', error }),
   })
-  const modern = toNodeHandler(mcp, {
+  const sdkModern = toNodeHandler(mcp, {
     maxRequestBodySize: maxBodyBytes,
     onerror: (error) => emit({ kind: 'fault', code: 'adapter', error }),
   })
@@ -108,6 +113,23 @@ export function createGate(options: GateOptions): Gate {
     ...(options.sessionKey !== undefined ? { sessionKey: options.sessionKey } : {}),
     onError: (error) => emit({ kind: 'fault', code: 'legacy-transport', error }),
   })
+
+  // The one scheduling point: a tool call waits for its caller's turn (both eras); everything else is served at
+  // once. The caller is the admitted token's sub, set by the endpoint before either leg runs.
+  const scheduler = options.scheduler
+  const modern: typeof sdkModern = (req, res, message) => {
+    const caller = (req as IncomingMessage & { auth?: AuthInfo }).auth?.clientId
+    return scheduler !== undefined && caller !== undefined && isToolCall(message)
+      ? scheduler.run(caller, () => sdkModern(req, res, message))
+      : sdkModern(req, res, message)
+  }
+  if (scheduler !== undefined) {
+    const handleLegacy = legacy.handle.bind(legacy)
+    legacy.handle = (req, res, message, who) =>
+      isToolCall(message)
+        ? scheduler.run(who.caller, () => handleLegacy(req, res, message, who))
+        : handleLegacy(req, res, message, who)
+  }
 
   // Bearer audience on the headers alone: a caller without a valid token never gets a body byte read.
   async function admitHeaders(req: IncomingMessage): Promise<Admission> {
@@ -186,6 +208,11 @@ export function createGate(options: GateOptions): Gate {
       await mcp.close()
     },
   }
+}
+
+function isToolCall(parsed: unknown): boolean {
+  const one = (m: unknown) => (m as { method?: unknown } | null)?.method === 'tools/call'
+  return Array.isArray(parsed) ? parsed.some(one) : one(parsed)
 }
 
 function header(req: IncomingMessage, name: string): string | undefined {

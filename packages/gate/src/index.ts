@@ -29,6 +29,7 @@ export {
   KeysUnavailable,
   TokenRefused,
 } from './errors.js'
+export { type CallScheduler, FairScheduler, type FairSchedulerOptions } from './fair-scheduler.js'
 export {
   allowListFor,
   defaultAllowList,
@@ -48,4 +49,4 @@ export {
   UNAUTHORIZED_BODY,
 } from './resource-metadata.js'
 export { RedisSessionStore } from './session-store-redis.js'
-export { type GatedTool, NO_SUCH_TOOL, OVER_BUDGET, type ToolOutcome } from './tools.js'
+export { type CallReport, type GatedTool, NO_SUCH_TOOL, OVER_BUDGET, type ToolOutcome } from './tools.js'

@@ -26,6 +26,16 @@ export const NO_SUCH_TOOL = 'no tool by that name is available to this caller'
 /** The refusal once a caller's share of the budget is spent, whatever the name asked for. */
 export const OVER_BUDGET = 'this caller has spent its share of the upstream budget'
 
+/** One finished tools/call, for the log. `tool` is set only for a name the caller was granted (never raw input). */
+export interface CallReport {
+  caller: string
+  tool: string | undefined
+  outcome: 'served' | 'refused' | 'over-budget' | 'no-such-tool'
+  /** Where the budget unit came from; undefined when the budget refused. */
+  charged: 'reserve' | 'spare' | 'bucket' | undefined
+  durationMs: number
+}
+
 /** Tool descriptions with their validators compiled once, at gate creation. */
 export interface ToolTable {
   /** Tools granted by at least one of `scopes`, sorted by name (a deterministic listing). */

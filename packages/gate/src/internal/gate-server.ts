@@ -6,7 +6,14 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server'
 import type { Budget } from '../budget/fair-budget.js'
-import { type CompiledTool, describeSchemaErrors, NO_SUCH_TOOL, OVER_BUDGET, type ToolTable } from '../tools.js'
+import {
+  type CallReport,
+  type CompiledTool,
+  describeSchemaErrors,
+  NO_SUCH_TOOL,
+  OVER_BUDGET,
+  type ToolTable,
+} from '../tools.js'
 
 /** Who is calling, as the audience check established it. */
 export interface Caller {
@@ -34,15 +41,25 @@ const refusal = (text: string): CallToolResult => ({ content: [{ type: 'text', t
  */
 class GateServer extends Server {
   gate: ((request: JSONRPCRequest, ctx: ServerContext) => Promise<CallToolResult | undefined>) | undefined
+  report: ((request: JSONRPCRequest, ctx: ServerContext, result: Result, startedMs: number) => void) | undefined
 
   protected override _wrapHandler(method: string, handler: Handler): Handler {
     const inner = super._wrapHandler(method, handler)
     if (method !== 'tools/call') return inner
     return async (request, ctx) => {
+      const startedMs = performance.now()
       const refused = this.gate ? await this.gate(request, ctx) : refusal(NO_SUCH_TOOL)
-      return refused ?? inner(request, ctx)
+      const result = refused ?? (await inner(request, ctx))
+      this.report?.(request, ctx, result, startedMs)
+      return result
     }
   }
+}
+
+const CHARGED_FROM: Record<string, CallReport['charged']> = {
+  "admitted from this caller's own reserve": 'reserve',
+  'admitted from the shared spare': 'spare',
+  'admitted from the shared bucket': 'bucket',
 }
 
 /** The caller of one request, from the AuthInfo the HTTP layer attached after the audience check. */
@@ -62,8 +79,11 @@ export function buildGateServer(options: {
   table: ToolTable
   budget: Budget
   onFault: FaultReporter
+  onCall?: (report: CallReport) => void
 }): Server {
-  const { table, budget, onFault } = options
+  const { table, budget, onFault, onCall } = options
+  // What the budget said for each request, kept only until the call is reported.
+  const charged = new WeakMap<JSONRPCRequest, CallReport['charged']>()
   const server = new GateServer(options.serverInfo, {
     capabilities: { tools: { listChanged: false } },
     ...(options.instructions !== undefined ? { instructions: options.instructions } : {}),
@@ -81,8 +101,32 @@ export function buildGateServer(options: {
       throw error
     }
     if (!decision.admitted) return refusal(OVER_BUDGET)
+    charged.set(request, CHARGED_FROM[decision.reason])
     const params = request.params as { name?: unknown } | undefined
     return table.granted(params?.name, caller.scopes) === undefined ? refusal(NO_SUCH_TOOL) : undefined
+  }
+  if (onCall !== undefined) {
+    server.report = (request, ctx, result, startedMs) => {
+      const caller = callerOf(ctx)
+      const text = (result as CallToolResult).content?.[0]
+      const refusedWith = text?.type === 'text' ? text.text : undefined
+      const from = charged.get(request)
+      const outcome: CallReport['outcome'] =
+        from === undefined
+          ? 'over-budget'
+          : (result as CallToolResult).isError !== true
+            ? 'served'
+            : refusedWith === NO_SUCH_TOOL
+              ? 'no-such-tool'
+              : 'refused'
+      onCall({
+        caller: caller.id,
+        tool: table.granted((request.params as { name?: unknown } | undefined)?.name, caller.scopes)?.tool.name,
+        outcome,
+        charged: from,
+        durationMs: performance.now() - startedMs,
+      })
+    }
   }
   server.setRequestHandler('tools/list', async (_request, ctx) => ({
     tools: table.visibleTo(callerOf(ctx).scopes).map(({ tool }) => ({
