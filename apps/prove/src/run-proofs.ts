@@ -39,6 +39,18 @@ export function serverCommand(env: NodeJS.ProcessEnv = process.env): string[] {
   ]
 }
 
+/**
+ * The server's arguments: the frozen budget clock the budget proofs' arithmetic needs (quenchz serves on the wall
+ * clock by default), and, unless QUENCHZ_ARGS names a source, the shared history file (quenchz's own default, the
+ * live ECB API, needs the internet and answers differently every day).
+ */
+export function serverArgs(port: number, manifest: string, extra: readonly string[], env = process.env): string[] {
+  const shared = env.TOLLGATE_SHARED ?? join(REPO_ROOT, '..', 'shared')
+  const history = join(shared, 'data', 'ecb', 'eurofxref-hist.zip')
+  const source = extra.includes('--source') ? [] : ['--source', 'history', '--history', history]
+  return ['--port', String(port), '--tokens-file', manifest, '--budget-clock', 'frozen', ...source, ...extra]
+}
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 /** Runs the whole proof; resolves with the exit code. */
@@ -65,7 +77,7 @@ export async function runProofs(out: (line: string) => void, err: (line: string)
   for (const [signal, handler] of handlers) process.once(signal, handler)
   process.once('exit', cleanup)
   try {
-    child = spawn(process.execPath, [...serverCommand(), '--port', String(port), '--tokens-file', manifest, ...extra], {
+    child = spawn(process.execPath, [...serverCommand(), ...serverArgs(port, manifest, extra)], {
       cwd: REPO_ROOT,
       stdio: ['ignore', 'ignore', 'pipe'],
     })

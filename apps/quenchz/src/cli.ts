@@ -1,308 +1,393 @@
-// `quenchz --port 8931 --tokens-file PATH [--source recordings|history|live …]`: the interop server with an
-// in-process issuer. Parses argv, guards the tokens path, writes the token manifest, then serves.
-// `--jwks-url URL --issuer ISS` verifies a real issuer's tokens instead (nothing is minted, no manifest), and
-// `--budget-redis URL` keeps the fair budget in Redis so replicas share it.
-import { rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+// `quenchz [--port 8931] --tokens-file PATH [...]`: the MCP server with an in-process issuer (or a real issuer's
+// JWKS), and `quenchz tokens --tokens-file PATH`: fresh tokens for a running server. Serving is a sequence of named
+// steps; every resource a step opens is closed in reverse order when a later step fails or the process is stopped.
+import { mkdirSync, readFileSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { parseArgs } from 'node:util'
 import {
   type Audience,
   type Clock,
   createAudience,
-  createInProcessIssuer,
+  FairScheduler,
   type GateEvent,
+  type HostAllowList,
   type InProcessIssuer,
+  loopbackAllowList,
   manualClock,
   monotonicClock,
   wallClock,
 } from '@tollgate/gate'
-import { pino } from 'pino'
-import { createRatesTools, openSource, type SourceConfig } from './rates/index.js'
-import { DEFAULT_PORT, ISSUER, RESOURCE } from './server/constants.js'
-import { defaultSource, sharedDir } from './server/default-source.js'
+import { type Logger, pino } from 'pino'
+import { createRatesTools, openSource, type RatesSource } from './rates/index.js'
 import {
-  budgetPrefix,
-  connectBudgetStore,
-  probeJwks,
-  redisUrl,
-  type SharedBudgetStore,
-  shownUrl,
-  tokenMode,
-} from './server/deployment.js'
+  type ClockName,
+  helpText,
+  parseFlags,
+  SERVE_FLAGS,
+  type ServePlan,
+  servePlan,
+  TOKENS_FLAGS,
+  type UsageProblem,
+} from './server/cli-options.js'
+import { DEFAULT_PORT, ISSUER } from './server/constants.js'
+import { connectBudgetStore, probeJwks, type SharedBudgetStore, shownUrl } from './server/deployment.js'
 import { isInside, repositoryRoot } from './server/repository-guard.js'
-import { quenchzBudget, startQuenchz } from './server/start-quenchz.js'
+import {
+  createKeptIssuer,
+  issuerFromKeyFile,
+  type KeyFile,
+  keyPathFor,
+  removeKeyFile,
+  writeKeyFile,
+} from './server/signing-key.js'
+import { quenchzBudget, type RunningQuenchz, startQuenchz } from './server/start-quenchz.js'
 import { buildTokenManifest, writeTokenManifest } from './server/token-manifest.js'
 
-export const USAGE = `usage: quenchz --tokens-file PATH [--port ${DEFAULT_PORT}] [--host 127.0.0.1]
-       [--source history --history FILE | --source recordings --recordings DIR | --source live [--live-url URL] [--cache FILE]]
-       [--budget-clock frozen|monotonic|wall] [--budget-redis URL [--budget-prefix quenchz:budget:]] [--log-level warn]
-   or: quenchz --jwks-url URL --issuer ISS [same options, without --tokens-file]`
+const here = dirname(fileURLToPath(import.meta.url))
+
+/** This package's version (src/ and dist/ both sit one level under the package). */
+export const VERSION = (JSON.parse(readFileSync(resolve(here, '..', 'package.json'), 'utf8')) as { version: string })
+  .version
+
+export const HELP = helpText(
+  `usage: quenchz --tokens-file PATH [options]      serve, minting tokens with an in-process issuer
+       quenchz --jwks-url URL --issuer ISS [options]  serve, verifying a real issuer's tokens
+       quenchz tokens --tokens-file PATH              fresh tokens for the quenchz serving with that file`,
+  SERVE_FLAGS,
+  `
+With no --source, rates come from the ECB Data Portal (live), cached in SQLite. Offline:
+  --source history --history eurofxref-hist.zip   (published at
+  https://www.ecb.europa.eu/stats/eurofxref/eurofxref-hist.zip) or --source recordings --recordings DIR.
+Source: ECB statistics.`,
+)
+
+export const TOKENS_HELP = helpText(
+  'usage: quenchz tokens --tokens-file PATH [--token-lifetime SECONDS]\n\nRewrites PATH with six fresh tokens signed by the key the running quenchz keeps beside it.',
+  TOKENS_FLAGS,
+)
 
 /** Exit codes by outcome. */
 export const EXIT = { usage: 2, refused: 1, failed: 1 } as const
 
 export interface CliIo {
   stderr: (line: string) => void
+  /** Help and version; default process.stdout. */
+  stdout?: (line: string) => void
   /** false: do everything up to (not including) listening — the README command test stubs serving this way. */
   serve?: boolean
   cwd?: string
   env?: NodeJS.ProcessEnv
 }
 
-/**
- * Runs the CLI. Resolves with an exit code on refusal or failure, with 0 when `serve` is false, and with
- * 'serving' once the server listens (it then runs until SIGINT/SIGTERM).
- */
-export async function main(
-  argv: readonly string[],
-  io: CliIo = { stderr: (l) => process.stderr.write(`${l}\n`) },
-): Promise<number | 'serving'> {
-  const cwd = io.cwd ?? process.cwd()
-  const env = io.env ?? process.env
-  let values: Record<string, string | undefined>
-  try {
-    values = parseArgs({
-      args: [...argv],
-      options: {
-        port: { type: 'string' },
-        host: { type: 'string' },
-        'tokens-file': { type: 'string' },
-        source: { type: 'string' },
-        history: { type: 'string' },
-        recordings: { type: 'string' },
-        'live-url': { type: 'string' },
-        cache: { type: 'string' },
-        'budget-clock': { type: 'string' },
-        'jwks-url': { type: 'string' },
-        issuer: { type: 'string' },
-        'budget-redis': { type: 'string' },
-        'budget-prefix': { type: 'string' },
-        'log-level': { type: 'string' },
-      },
-      strict: true,
-      allowPositionals: false,
-    }).values as Record<string, string | undefined>
-  } catch (error) {
-    io.stderr(`${(error as Error).message}\n${USAGE}`)
-    return EXIT.usage
-  }
-  const port = values.port === undefined ? DEFAULT_PORT : Number(values.port)
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    io.stderr(`--port must be an integer from 0 to 65535\n${USAGE}`)
-    return EXIT.usage
-  }
-  const host = values.host ?? '127.0.0.1'
-  const mode = tokenMode(values['jwks-url'], values.issuer)
-  if (typeof mode === 'string') {
-    io.stderr(`${mode}\n${USAGE}`)
-    return EXIT.usage
-  }
-  const tokensFile = values['tokens-file']
-  // Refused rather than ignored: a runner waiting for a tokens file that never comes would hang.
-  if (mode.kind === 'jwks' && tokensFile !== undefined) {
-    io.stderr(`--tokens-file is not used with --jwks-url: tokens come from that issuer and none are minted\n${USAGE}`)
-    return EXIT.usage
-  }
-  if (mode.kind === 'in-process' && tokensFile === undefined) {
-    io.stderr(`--tokens-file is required (or --jwks-url and --issuer)\n${USAGE}`)
-    return EXIT.usage
-  }
-  const clockName = values['budget-clock'] ?? 'frozen'
-  if (clockName !== 'frozen' && clockName !== 'monotonic' && clockName !== 'wall') {
-    io.stderr(`--budget-clock must be frozen, monotonic or wall\n${USAGE}`)
-    return EXIT.usage
-  }
-  const redis = values['budget-redis'] === undefined ? undefined : redisUrl(values['budget-redis'])
-  if (typeof redis === 'string') {
-    io.stderr(`${redis}\n${USAGE}`)
-    return EXIT.usage
-  }
-  if (redis === undefined && values['budget-prefix'] !== undefined) {
-    io.stderr(`--budget-prefix needs --budget-redis\n${USAGE}`)
-    return EXIT.usage
-  }
-  const prefix = budgetPrefix(values['budget-prefix'])
-  if (typeof prefix !== 'string') {
-    io.stderr(`${prefix.error}\n${USAGE}`)
-    return EXIT.usage
-  }
-  // Each process's monotonic clock starts at its own zero; replicas sharing state must read one clock.
-  if (redis !== undefined && clockName === 'monotonic') {
-    io.stderr(`--budget-clock monotonic is per process: with --budget-redis use frozen or wall\n${USAGE}`)
-    return EXIT.usage
-  }
+const defaultIo: CliIo = { stderr: (l) => process.stderr.write(`${l}\n`) }
 
-  // 1. Never write bearer tokens inside a checkout: neither this code's repository nor the one we stand in.
-  const here = dirname(fileURLToPath(import.meta.url))
-  const roots = [repositoryRoot(here), repositoryRoot(cwd)].filter((r): r is string => r !== undefined)
-  const tokensPath = tokensFile === undefined ? undefined : resolve(cwd, tokensFile)
-  if (tokensPath !== undefined && isInside(tokensPath, roots, cwd)) {
-    io.stderr(`refusing to write tokens inside the repository: ${tokensPath}`)
+/**
+ * Runs the CLI. Resolves with an exit code on help, version, refusal or failure, with 0 when `serve` is false, and
+ * with 'serving' once the server listens (it then runs until SIGINT/SIGTERM).
+ */
+export async function main(argv: readonly string[], io: CliIo = defaultIo): Promise<number | 'serving'> {
+  const out = io.stdout ?? ((l: string) => process.stdout.write(`${l}\n`))
+  if (argv[0] === 'tokens') return remintTokens(argv.slice(1), io, out)
+  const parsed = parseFlags(argv, SERVE_FLAGS)
+  if ('help' in parsed) return done(out, HELP)
+  if ('version' in parsed) return done(out, `quenchz ${VERSION}`)
+  if ('problem' in parsed) return usage(io, parsed)
+  const cwd = io.cwd ?? process.cwd()
+  const plan = servePlan(parsed.values, cwd, io.env ?? process.env)
+  if ('problem' in plan) return usage(io, plan)
+  return serve(plan, io, cwd)
+}
+
+function done(out: (line: string) => void, text: string): number {
+  out(text)
+  return 0
+}
+
+/** The usage-error convention of every CLI here: one line naming the flag, then where help is. */
+function usage(io: CliIo, problem: UsageProblem, bin = 'quenchz'): number {
+  io.stderr(`${bin}: ${problem.problem}`)
+  io.stderr(`see ${bin} --help`)
+  return EXIT.usage
+}
+
+/** Closers of what has been opened so far, run newest first. */
+class Opened {
+  readonly #closers: Array<() => unknown> = []
+  add(close: () => unknown): void {
+    this.#closers.push(close)
+  }
+  async closeAll(): Promise<void> {
+    for (const close of this.#closers.splice(0).reverse()) await close()
+  }
+}
+
+/** The serving command, as named steps. */
+async function serve(plan: ServePlan, io: CliIo, cwd: string): Promise<number | 'serving'> {
+  const refusal = guardTokensPath(plan, cwd)
+  if (refusal !== undefined) {
+    io.stderr(refusal)
     return EXIT.refused
   }
-
-  const sessionKey = env.MCP_SESSION_KEY
+  // With --budget-redis, 2025-era sessions live in the same Redis; replicas share MCP_SESSION_KEY.
+  const sessionKey = (io.env ?? process.env).MCP_SESSION_KEY
   if (sessionKey !== undefined && sessionKey.length < 32) {
-    io.stderr(`MCP_SESSION_KEY must be at least 32 characters (the MAC key of 2025-era session ids)\n${USAGE}`)
-    return EXIT.usage
+    return usage(io, {
+      problem: 'MCP_SESSION_KEY must be at least 32 characters (the MAC key of 2025-era session ids)',
+    })
   }
-
-  const sourceConfig = chooseSource(values, roots[0], env, cwd)
-  if (typeof sourceConfig === 'string') {
-    io.stderr(`${sourceConfig}\n${USAGE}`)
-    return EXIT.usage
+  const opened = new Opened()
+  const fail = async (message?: string) => {
+    if (message !== undefined) io.stderr(message)
+    await opened.closeAll()
+    return EXIT.failed
   }
-
-  // 2. Issuer (fresh key, memory only) or the real issuer's JWKS, tools, frozen budget clock unless told otherwise.
-  let issuer: InProcessIssuer | undefined
-  let audience: Audience
-  if (mode.kind === 'jwks') {
-    const unreachable = await probeJwks(mode.jwksUrl)
-    if (unreachable !== undefined) {
-      io.stderr(unreachable)
-      return EXIT.failed
-    }
-    audience = createAudience({ resource: RESOURCE, issuer: mode.issuer, keys: { kind: 'jwks', url: mode.jwksUrl } })
-  } else {
-    issuer = await createInProcessIssuer({ issuer: ISSUER, resource: RESOURCE })
-    audience = createAudience({ resource: RESOURCE, issuer: ISSUER, keys: issuer.keySource(), algorithms: ['RS256'] })
-  }
+  const identity = await openIdentity(plan)
+  if (typeof identity === 'string') return fail(identity)
   let shared: SharedBudgetStore | undefined
-  if (redis !== undefined) {
+  if (plan.redis !== undefined) {
     try {
-      shared = await connectBudgetStore(redis, prefix, (message) => io.stderr(message))
+      shared = await connectBudgetStore(plan.redis, plan.prefix, (message) => io.stderr(message))
     } catch (error) {
-      io.stderr((error as Error).message)
-      return EXIT.failed
+      return fail((error as Error).message)
     }
+    opened.add(() => shared?.close())
   }
-  const closeShared = async () => {
-    await shared?.close()
-  }
-  let source: Awaited<ReturnType<typeof openSource>>
-  try {
-    source = await openSource(sourceConfig)
-  } catch (error) {
-    io.stderr(`could not open the ${sourceConfig.kind} source: ${(error as Error).message}`)
-    await closeShared()
-    return EXIT.failed
-  }
-  const shownHost = host.includes(':') ? `[${host}]` : host
+  const source = await openRatesSource(plan)
+  if (typeof source === 'string') return fail(source)
+  opened.add(() => source.close())
 
-  // 3. The manifest before listening, so a runner waiting for it knows the server is about to answer.
-  // A path that cannot be written (no such directory, no permission) is said plainly, never as a stack trace.
-  const writeManifest = async (url: string): Promise<boolean> => {
-    if (issuer === undefined || tokensPath === undefined) return true
-    try {
-      writeTokenManifest(tokensPath, await buildTokenManifest(issuer, url, clockName))
-    } catch (error) {
-      io.stderr(`could not write the tokens file: ${(error as Error).message}`)
-      return false
-    }
-    io.stderr(`tokens written to ${tokensPath}`)
-    return true
-  }
-  if (port !== 0 && !(await writeManifest(`http://${shownHost}:${port}/mcp`))) {
-    await source.close()
-    await closeShared()
-    return EXIT.failed
-  }
+  // The manifest before listening, so a runner waiting for it knows the server is about to answer.
+  const shownHost = plan.host.includes(':') ? `[${plan.host}]` : plan.host
+  const endpointPath = new URL(plan.resource).pathname
+  const mint = (url: string) => writeTokens(plan, identity, url, io, opened)
+  if (plan.port !== 0 && !(await mint(`http://${shownHost}:${plan.port}${endpointPath}`))) return fail()
   if (io.serve === false) {
-    await source.close()
-    await closeShared()
+    await opened.closeAll()
     return 0
   }
-
-  const log = pino({ level: values['log-level'] ?? 'warn', base: { service: 'quenchz' } }, pino.destination(2))
-  const onEvent = (event: GateEvent) => {
-    if (event.kind === 'fault') log.error({ code: event.code, tool: event.tool, err: event.error }, 'server fault')
-    else if (event.kind === 'refused-token')
-      log.info({ code: event.code, library: event.libraryError }, 'token refused')
-    else log.info({ status: event.status }, 'host refused')
-  }
-  let running: Awaited<ReturnType<typeof startQuenchz>>
+  const log = pino({ level: plan.logLevel, base: { service: 'quenchz' } }, pino.destination(2))
+  let running: RunningQuenchz
   try {
     running = await startQuenchz({
       tools: createRatesTools({ source }),
-      audience,
-      host,
-      port,
-      budget: quenchzBudget(CLOCKS[clockName](), shared?.store),
-      onEvent,
-      // With --budget-redis, 2025-era sessions live in the same Redis; replicas share MCP_SESSION_KEY.
+      audience: identity.audience,
+      host: plan.host,
+      port: plan.port,
+      budget: quenchzBudget(CLOCKS[plan.clock](), shared?.store),
+      allowList: allowListOf(plan),
+      scheduler: new FairScheduler({ perCaller: plan.maxInFlight }),
+      onEvent: logEvent(log),
       ...(shared !== undefined && { sessionStore: shared.sessions }),
       ...(sessionKey !== undefined && { sessionKey }),
     })
   } catch (error) {
     // The manifest went out before listening; a server that never listened must not leave live tokens behind.
-    if (port !== 0 && tokensPath !== undefined) rmSync(tokensPath, { force: true })
-    io.stderr(`could not listen on ${shownHost}:${port}: ${(error as Error).message}`)
-    await source.close()
-    await closeShared()
-    return EXIT.failed
+    if (plan.tokensPath !== undefined && identity.issuer !== undefined) removeKeyFile(plan.tokensPath)
+    return fail(listenFailure(error, shownHost, plan.port))
   }
+  opened.add(() => running.close())
   // The port is only known once bound; the manifest follows immediately.
-  if (port === 0 && !(await writeManifest(running.url))) {
-    await running.close()
-    await source.close()
-    await closeShared()
-    return EXIT.failed
-  }
-  const extras = [
-    mode.kind === 'jwks' ? `, tokens: ${shownUrl(mode.jwksUrl)}` : '',
-    redis !== undefined ? `, budget: redis ${redis.hostname}:${redis.port || '6379'} ${prefix}` : '',
-  ].join('')
-  io.stderr(`quenchz listening on ${running.url} (source: ${source.kind}${extras})`)
-  const stop = (signal: NodeJS.Signals) => {
-    void running
-      .close()
-      .then(() => source.close())
-      .then(closeShared)
-      .finally(() => process.exit(signal === 'SIGINT' ? 130 : 0))
-  }
-  process.once('SIGINT', stop)
-  process.once('SIGTERM', stop)
+  if (plan.port === 0 && !(await mint(running.url))) return fail()
+  io.stderr(announcement(plan, running.url, source))
+  stopOnSignals(opened)
   return 'serving'
 }
 
+// 1. Never write bearer tokens (or the key that mints them) inside a checkout: neither this code's repository nor
+// the one we stand in.
+function guardTokensPath(plan: ServePlan, cwd: string): string | undefined {
+  if (plan.tokensPath === undefined) return undefined
+  const roots = [repositoryRoot(here), repositoryRoot(cwd)].filter((r): r is string => r !== undefined)
+  return isInside(plan.tokensPath, roots, cwd)
+    ? `refusing to write tokens inside the repository: ${plan.tokensPath}`
+    : undefined
+}
+
+// 2. Who signs tokens: a fresh in-process key (kept beside the tokens file for `quenchz tokens`) or a real JWKS.
+interface Identity {
+  audience: Audience
+  /** The in-process issuer and its private key (for the key file); absent with --jwks-url. */
+  issuer: InProcessIssuer | undefined
+  privateJwk: KeyFile['privateJwk'] | undefined
+}
+
+async function openIdentity(plan: ServePlan): Promise<Identity | string> {
+  if (plan.mode.kind === 'jwks') {
+    const unreachable = await probeJwks(plan.mode.jwksUrl)
+    if (unreachable !== undefined) return unreachable
+    const keys = { kind: 'jwks' as const, url: plan.mode.jwksUrl }
+    const audience = createAudience({ resource: plan.resource, issuer: plan.mode.issuer, keys })
+    return { audience, issuer: undefined, privateJwk: undefined }
+  }
+  const { issuer, privateJwk } = await createKeptIssuer(plan.resource)
+  const audience = createAudience({
+    resource: plan.resource,
+    issuer: ISSUER,
+    keys: issuer.keySource(),
+    algorithms: ['RS256'],
+  })
+  return { audience, issuer, privateJwk }
+}
+
+// 3. The rates source. The live cache's folder is created on first use.
+async function openRatesSource(plan: ServePlan): Promise<RatesSource | string> {
+  try {
+    if (plan.source.kind === 'live') mkdirSync(dirname(plan.source.cacheFile), { recursive: true })
+    return await openSource(plan.source)
+  } catch (error) {
+    return `could not open the ${plan.source.kind} source: ${(error as Error).message.split('\n')[0]}`
+  }
+}
+
+// 4. The tokens file and, beside it, the key file; both owner-only, and the key file removed when serving stops.
+async function writeTokens(
+  plan: ServePlan,
+  { issuer, privateJwk }: Identity,
+  url: string,
+  io: CliIo,
+  opened: Opened,
+): Promise<boolean> {
+  if (issuer === undefined || privateJwk === undefined || plan.tokensPath === undefined) return true
+  const keyPath = keyPathFor(plan.tokensPath)
+  try {
+    const manifest = await buildTokenManifest(issuer, url, plan.clock, {
+      resource: plan.resource,
+      lifetimeSeconds: plan.tokenLifetimeSeconds,
+    })
+    writeTokenManifest(plan.tokensPath, manifest)
+    opened.add(() => removeKeyFile(keyPath))
+    writeKeyFile(keyPath, {
+      issuer: issuer.issuer,
+      resource: plan.resource,
+      url,
+      clock: plan.clock,
+      tokenLifetimeSeconds: plan.tokenLifetimeSeconds,
+      keyId: issuer.keyId,
+      privateJwk,
+    })
+  } catch (error) {
+    io.stderr(`could not write the tokens file: ${(error as Error).message}`)
+    return false
+  }
+  io.stderr(`tokens written to ${plan.tokensPath} (valid ${plan.tokenLifetimeSeconds} s; renew: quenchz tokens)`)
+  return true
+}
+
+/**
+ * Hosts this server answers for: the loopback names on a loopback or wildcard bind, the bind address itself
+ * otherwise, the public URL's host, and every --allowed-host. Origins follow the hosts, over http and https.
+ */
+export function allowListOf(plan: Pick<ServePlan, 'host' | 'resource' | 'allowedHosts'>): HostAllowList {
+  const bind = plan.host.includes(':') && !plan.host.startsWith('[') ? `[${plan.host}]` : plan.host
+  const loopbackOrAny = ['127.0.0.1', 'localhost', '[::1]', '0.0.0.0', '[::]'].includes(bind.toLowerCase())
+  const hosts = new Set(loopbackOrAny ? loopbackAllowList().hosts : [bind, `${bind}:*`])
+  const publicHost = new URL(plan.resource).host
+  hosts.add(publicHost)
+  for (const extra of plan.allowedHosts) {
+    hosts.add(extra)
+    if (!/:(\d+|\*)$/.test(extra) || extra.endsWith(']')) hosts.add(`${extra}:*`)
+  }
+  const list = [...hosts].map((h) => h.toLowerCase())
+  return { hosts: list, origins: list.flatMap((h) => [`http://${h}`, `https://${h}`]) }
+}
+
+function listenFailure(error: unknown, shownHost: string, port: number): string {
+  const code = (error as { code?: string }).code
+  if (code === 'EADDRINUSE')
+    return `quenchz: port ${port} on ${shownHost} is already in use (EADDRINUSE); choose another with --port N, or --port 0 for any free port`
+  if (code === 'EACCES')
+    return `quenchz: not allowed to listen on ${shownHost}:${port} (EACCES); ports below 1024 need privileges: choose another with --port`
+  if (code === 'EADDRNOTAVAIL')
+    return `quenchz: ${shownHost} is not an address of this machine (EADDRNOTAVAIL); check --host`
+  return `could not listen on ${shownHost}:${port}: ${(error as Error).message}`
+}
+
+function announcement(plan: ServePlan, url: string, source: RatesSource): string {
+  const extras = [
+    plan.mode.kind === 'jwks' ? `, tokens: ${shownUrl(plan.mode.jwksUrl)}` : '',
+    plan.redis !== undefined
+      ? `, budget: redis ${plan.redis.hostname}:${plan.redis.port || '6379'} ${plan.prefix}`
+      : '',
+  ].join('')
+  return `quenchz listening on ${url} as ${plan.resource} (source: ${source.kind}, budget clock: ${plan.clock}${extras})`
+}
+
+function stopOnSignals(opened: Opened): void {
+  const stop = (signal: NodeJS.Signals) => {
+    void opened.closeAll().finally(() => process.exit(signal === 'SIGINT' ? 130 : signal === 'SIGHUP' ? 129 : 143))
+  }
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, stop)
+}
+
+/**
+ * One log line per event: `info` for a served call (caller, tool, outcome, where its unit came from, duration),
+ * `warn` for every refusal with its reason. Never a token, an argument or a name the caller typed.
+ */
+export function logEvent(log: Logger): (event: GateEvent) => void {
+  return (event) => {
+    switch (event.kind) {
+      case 'call': {
+        const line = {
+          sub: event.caller,
+          tool: event.tool ?? null,
+          outcome: event.outcome,
+          charged: event.charged ?? null,
+          ms: Math.round(event.durationMs * 10) / 10,
+        }
+        if (event.outcome === 'over-budget' || event.outcome === 'no-such-tool') log.warn(line, 'call refused')
+        else log.info(line, 'call')
+        return
+      }
+      case 'refused-token':
+        log.warn({ reason: event.code, library: event.libraryError }, 'token refused')
+        return
+      case 'refused-host':
+        log.warn({ status: event.status }, 'host refused')
+        return
+      case 'fault':
+        log.error({ code: event.code, tool: event.tool, err: event.error }, 'server fault')
+    }
+  }
+}
+
 /** Budget clocks by name; `wall` (epoch seconds) is the one replicas sharing Redis agree on. */
-const CLOCKS: Record<'frozen' | 'monotonic' | 'wall', () => Clock> = {
+const CLOCKS: Record<ClockName, () => Clock> = {
   frozen: () => manualClock().now,
   monotonic: () => monotonicClock,
   wall: () => wallClock,
 }
 
-function chooseSource(
-  values: Record<string, string | undefined>,
-  repoRoot: string | undefined,
-  env: NodeJS.ProcessEnv,
-  cwd: string,
-): SourceConfig | string {
-  switch (values.source) {
-    case undefined: {
-      const found = defaultSource(sharedDir(repoRoot, env))
-      return (
-        found ??
-        'no data source found under the shared data directory ($TOLLGATE_SHARED or ../shared): pass --source history --history FILE, --source recordings --recordings DIR, or --source live'
-      )
-    }
-    case 'history':
-      return values.history
-        ? { kind: 'history', file: resolve(cwd, values.history) }
-        : '--source history needs --history FILE (eurofxref-hist .zip or .csv)'
-    case 'recordings':
-      return values.recordings
-        ? { kind: 'recordings', dir: resolve(cwd, values.recordings) }
-        : '--source recordings needs --recordings DIR (holding index.json)'
-    case 'live':
-      return {
-        kind: 'live',
-        baseUrl: values['live-url'] ?? 'https://data-api.ecb.europa.eu/service/data/EXR',
-        cacheFile: values.cache ? resolve(cwd, values.cache) : resolve(tmpdir(), 'quenchz-live-cache.sqlite'),
-      }
-    default:
-      return '--source must be history, recordings or live'
+/** `quenchz tokens --tokens-file PATH [--token-lifetime S]`: fresh tokens from the key kept beside PATH. */
+async function remintTokens(argv: readonly string[], io: CliIo, out: (line: string) => void): Promise<number> {
+  const parsed = parseFlags(argv, TOKENS_FLAGS)
+  if ('help' in parsed) return done(out, TOKENS_HELP)
+  if ('problem' in parsed) return usage(io, parsed, 'quenchz tokens')
+  if (!('values' in parsed)) return done(out, `quenchz ${VERSION}`)
+  const cwd = io.cwd ?? process.cwd()
+  const file = parsed.values['tokens-file'] as string | undefined
+  if (file === undefined) return usage(io, { problem: '--tokens-file is required' }, 'quenchz tokens')
+  const lifetimeRaw = parsed.values['token-lifetime'] as string | undefined
+  const plan = servePlan({ 'tokens-file': file, 'token-lifetime': lifetimeRaw }, cwd, io.env ?? process.env)
+  if ('problem' in plan) return usage(io, plan, 'quenchz tokens')
+  const tokensPath = plan.tokensPath as string
+  const refusal = guardTokensPath(plan, cwd)
+  if (refusal !== undefined) {
+    io.stderr(refusal)
+    return EXIT.refused
+  }
+  try {
+    const { issuer, kept } = await issuerFromKeyFile(keyPathFor(tokensPath))
+    const lifetimeSeconds = lifetimeRaw === undefined ? kept.tokenLifetimeSeconds : plan.tokenLifetimeSeconds
+    writeTokenManifest(
+      tokensPath,
+      await buildTokenManifest(issuer, kept.url, kept.clock, { resource: kept.resource, lifetimeSeconds }),
+    )
+    io.stderr(`tokens written to ${tokensPath} (valid ${lifetimeSeconds} s)`)
+    return 0
+  } catch (error) {
+    io.stderr(`quenchz tokens: ${(error as Error).message}`)
+    return EXIT.failed
   }
 }
+
+export { DEFAULT_PORT }

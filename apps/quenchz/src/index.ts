@@ -1,9 +1,8 @@
 // @tollgate/quenchz — public surface of the app: the server wiring and the interop manifest.
 // The rates core (sources, calendar, certificate, tools) is exported from ./rates/index.js.
 
-export { main as runCli, USAGE } from './cli.js'
+export { HELP, main as runCli, VERSION } from './cli.js'
 export { BUDGET, CALLERS, DEFAULT_PORT, ELSEWHERE, ISSUER, RESOURCE, SERVER_INFO } from './server/constants.js'
-export { defaultSource, sharedDir } from './server/default-source.js'
 export { isInside, repositoryRoot } from './server/repository-guard.js'
 export {
   type QuenchzServerOptions,

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto'
+import { type KeyObject, randomUUID, type webcrypto } from 'node:crypto'
 import { exportJWK, generateKeyPair, type JSONWebKeySet, SignJWT } from 'jose'
 import type { KeySource, TokenAlgorithm } from './audience.js'
 
@@ -39,13 +39,22 @@ export async function createInProcessIssuer(options: {
   resource: string
   algorithm?: TokenAlgorithm
   now?: () => number
+  /**
+   * A key pair to sign with instead of a fresh one (for an issuer that must re-mint after a restart of the
+   * minting process, e.g. from a key file kept beside a tokens file). Default: a fresh, non-extractable pair.
+   */
+  keyPair?: { publicKey: webcrypto.CryptoKey | KeyObject; privateKey: webcrypto.CryptoKey | KeyObject }
+  /** The `kid` header; default a random UUID's hex. */
+  keyId?: string
 }): Promise<InProcessIssuer> {
   const algorithm = options.algorithm ?? 'RS256'
-  const { publicKey, privateKey } = await generateKeyPair(
-    algorithm,
-    algorithm === 'RS256' ? { modulusLength: 2048, extractable: false } : { extractable: false },
-  )
-  const keyId = randomUUID().replaceAll('-', '')
+  const { publicKey, privateKey } =
+    options.keyPair ??
+    (await generateKeyPair(
+      algorithm,
+      algorithm === 'RS256' ? { modulusLength: 2048, extractable: false } : { extractable: false },
+    ))
+  const keyId = options.keyId ?? randomUUID().replaceAll('-', '')
   const now = options.now ?? (() => Math.floor(Date.now() / 1000))
   return {
     issuer: options.issuer,

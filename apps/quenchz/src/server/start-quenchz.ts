@@ -5,6 +5,7 @@ import {
   allowListFor,
   type Budget,
   type BudgetStore,
+  type CallScheduler,
   type Clock,
   createGate,
   FairBudget,
@@ -34,6 +35,8 @@ export interface QuenchzServerOptions {
   budgetClock?: Clock
   /** Default `[host, host:*]` and their http origins. */
   allowList?: HostAllowList
+  /** Orders tool calls by caller so a greedy caller cannot slow a quiet one; default none. */
+  scheduler?: CallScheduler
   onEvent?: (event: GateEvent) => void
   /** Where 2025-era sessions are recorded (Redis for several replicas); default memory. */
   sessionStore?: GateOptions['sessionStore']
@@ -67,6 +70,7 @@ export function quenchzGate(options: Omit<QuenchzServerOptions, 'port'>): Gate {
     budget: options.budget ?? quenchzBudget(options.budgetClock),
     allowList: options.allowList ?? allowListFor(host),
     ...(options.onEvent ? { onEvent: options.onEvent } : {}),
+    ...(options.scheduler ? { scheduler: options.scheduler } : {}),
     ...(options.sessionStore ? { sessionStore: options.sessionStore } : {}),
     ...(options.sessionKey !== undefined ? { sessionKey: options.sessionKey } : {}),
   })

@@ -1,7 +1,7 @@
 import { chmodSync, writeFileSync } from 'node:fs'
 import type { InProcessIssuer } from '@tollgate/gate'
 import { SOURCE_ATTRIBUTION } from '../rates/index.js'
-import { BUDGET, CALLERS, ELSEWHERE, RESOURCE } from './constants.js'
+import { BUDGET, CALLERS, ELSEWHERE } from './constants.js'
 
 /** The interop token manifest (digest §9). It deliberately carries no expected admission counts. */
 export interface TokenManifest {
@@ -19,27 +19,30 @@ export interface TokenManifest {
   source: string
 }
 
-/** Mints the six tokens and assembles the manifest for a server at `url`. */
+/** Mints the six tokens, each living `lifetimeSeconds`, and assembles the manifest for a server at `url`. */
 export async function buildTokenManifest(
   issuer: InProcessIssuer,
   url: string,
   clock: 'frozen' | 'monotonic' | 'wall',
+  options: { resource: string; lifetimeSeconds: number },
 ): Promise<TokenManifest> {
   const rates = ['rates:read']
+  const { resource, lifetimeSeconds } = options
+  const mint = (o: Parameters<InProcessIssuer['mint']>[0]) => issuer.mint({ ...o, lifetimeSeconds })
   return {
     url,
     callers: { greedy: CALLERS.greedy, quiet: CALLERS.quiet },
     budget: { capacity: BUDGET.capacity, reserveFraction: BUDGET.reserveFraction, callerCount: 2, clock },
     tokens: {
-      greedyForThisResource: await issuer.mint({ subject: CALLERS.greedy, scopes: rates, audience: RESOURCE }),
-      quietForThisResource: await issuer.mint({ subject: CALLERS.quiet, scopes: rates, audience: RESOURCE }),
-      forAnotherResource: await issuer.mint({ subject: CALLERS.greedy, scopes: rates, audience: ELSEWHERE }),
-      forTwoResources: await issuer.mint({ subject: CALLERS.greedy, scopes: rates, audience: [RESOURCE, ELSEWHERE] }),
-      withNoAudience: await issuer.mint({ subject: CALLERS.greedy, scopes: rates, audience: null }),
-      withoutTheRatesScope: await issuer.mint({
+      greedyForThisResource: await mint({ subject: CALLERS.greedy, scopes: rates, audience: resource }),
+      quietForThisResource: await mint({ subject: CALLERS.quiet, scopes: rates, audience: resource }),
+      forAnotherResource: await mint({ subject: CALLERS.greedy, scopes: rates, audience: ELSEWHERE }),
+      forTwoResources: await mint({ subject: CALLERS.greedy, scopes: rates, audience: [resource, ELSEWHERE] }),
+      withNoAudience: await mint({ subject: CALLERS.greedy, scopes: rates, audience: null }),
+      withoutTheRatesScope: await mint({
         subject: CALLERS.greedy,
         scopes: ['something:else'],
-        audience: RESOURCE,
+        audience: resource,
       }),
     },
     source: SOURCE_ATTRIBUTION,

@@ -1,0 +1,323 @@
+// The serving command's flags: one table that drives the parser, `--help` and the README test, and the checks that
+// turn argv into a plan. A problem is returned as one line naming the flag; no value a person typed is echoed at
+// length (a flag's value may be a token-like secret, a URL with a password, or megabytes of text).
+import { homedir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { parseArgs } from 'node:util'
+import type { SourceConfig } from '../rates/index.js'
+import { ECB_EXR_BASE } from '../rates/sources/live.js'
+import { DEFAULT_PORT, RESOURCE } from './constants.js'
+import { budgetPrefix, redisUrl, type TokenMode, tokenMode } from './deployment.js'
+
+/** The budget clocks by name: `wall` refills on the wall clock (the served default), `frozen` never refills. */
+export type ClockName = 'wall' | 'monotonic' | 'frozen'
+
+/** Default lifetime of a minted token, seconds (the digest's 15 minutes). */
+export const DEFAULT_TOKEN_LIFETIME_SECONDS = 900
+/** Longest lifetime `--token-lifetime` accepts: one week. */
+export const MAX_TOKEN_LIFETIME_SECONDS = 7 * 86_400
+/** Default calls of one caller in service at once (the fair scheduler). */
+export const DEFAULT_MAX_IN_FLIGHT = 2
+
+interface FlagSpec {
+  type: 'string' | 'boolean'
+  multiple?: boolean
+  short?: string
+  value?: string
+  /** What `--help` shows as the default. */
+  shown?: string
+  help: string
+}
+
+/** Every flag of `quenchz` (serving), in the order `--help` lists them. */
+export const SERVE_FLAGS: Record<string, FlagSpec> = {
+  port: { type: 'string', value: 'N', shown: String(DEFAULT_PORT), help: 'port to listen on; 0 picks a free one' },
+  host: { type: 'string', value: 'ADDR', shown: '127.0.0.1', help: 'address to bind' },
+  'public-url': {
+    type: 'string',
+    value: 'URL',
+    shown: RESOURCE,
+    help: 'this server as its callers reach it: the resource id tokens must name (aud), the metadata, an allowed Host',
+  },
+  'allowed-host': {
+    type: 'string',
+    multiple: true,
+    value: 'HOST',
+    shown: 'loopback names on a loopback bind',
+    help: 'another Host header to answer for (repeatable); HOST or HOST:PORT',
+  },
+  'tokens-file': {
+    type: 'string',
+    value: 'PATH',
+    help: 'write bearer tokens here (outside any checkout; the signing key is kept beside it, 0600)',
+  },
+  'token-lifetime': {
+    type: 'string',
+    value: 'SECONDS',
+    shown: String(DEFAULT_TOKEN_LIFETIME_SECONDS),
+    help: `lifetime of minted tokens, 1 to ${MAX_TOKEN_LIFETIME_SECONDS}; renew with \`quenchz tokens\``,
+  },
+  'jwks-url': { type: 'string', value: 'URL', help: 'verify tokens against this JWKS instead (with --issuer)' },
+  issuer: { type: 'string', value: 'ISS', help: 'the `iss` tokens from --jwks-url must carry' },
+  source: { type: 'string', value: 'NAME', shown: 'live', help: 'live, history or recordings' },
+  history: { type: 'string', value: 'FILE', help: 'with --source history: eurofxref-hist.zip or .csv' },
+  recordings: { type: 'string', value: 'DIR', help: 'with --source recordings: a directory holding index.json' },
+  'live-url': { type: 'string', value: 'URL', shown: ECB_EXR_BASE, help: 'with --source live: the EXR API base' },
+  cache: {
+    type: 'string',
+    value: 'FILE',
+    shown: '$XDG_CACHE_HOME/quenchz/ecb-live.sqlite',
+    help: 'with --source live: the SQLite answer cache',
+  },
+  'budget-clock': {
+    type: 'string',
+    value: 'NAME',
+    shown: 'wall',
+    help: 'wall (refills), monotonic, or frozen (never refills: the proofs)',
+  },
+  'budget-redis': { type: 'string', value: 'URL', help: 'keep the budget in Redis, shared by replicas' },
+  'budget-prefix': { type: 'string', value: 'PREFIX', shown: 'quenchz:budget:', help: 'key prefix in Redis' },
+  'max-in-flight': {
+    type: 'string',
+    value: 'N',
+    shown: String(DEFAULT_MAX_IN_FLIGHT),
+    help: "one caller's calls served at once; more wait their turn",
+  },
+  'log-level': {
+    type: 'string',
+    value: 'LEVEL',
+    shown: 'info',
+    help: 'fatal, error, warn, info, debug, trace or silent (logs go to stderr)',
+  },
+  help: { type: 'boolean', short: 'h', help: 'show this help and exit' },
+  version: { type: 'boolean', help: 'print the version and exit' },
+}
+
+/** Flags of `quenchz tokens`. */
+export const TOKENS_FLAGS: Record<string, FlagSpec> = {
+  'tokens-file': { type: 'string', value: 'PATH', help: 'the tokens file a running quenchz wrote' },
+  'token-lifetime': {
+    type: 'string',
+    value: 'SECONDS',
+    shown: 'the running server’s',
+    help: 'lifetime of the new tokens',
+  },
+  help: { type: 'boolean', short: 'h', help: 'show this help and exit' },
+}
+
+/** `--help` text built from a flag table. */
+export function helpText(head: string, flags: Record<string, FlagSpec>, tail = ''): string {
+  const rows = Object.entries(flags).map(([name, spec]) => {
+    const left = `${spec.short ? `-${spec.short}, ` : '    '}--${name}${spec.value ? ` ${spec.value}` : ''}`
+    const shown = spec.shown ? ` (default: ${spec.shown})` : ''
+    return `  ${left.padEnd(28)} ${spec.help}${shown}`
+  })
+  return `${head}\n\noptions:\n${rows.join('\n')}\n${tail}`
+}
+
+/** A usage problem: one line, naming the flag. */
+export interface UsageProblem {
+  problem: string
+}
+
+export type Parsed<T> = { help: true } | { version: true } | UsageProblem | { values: T }
+
+type Values = Record<string, string | boolean | string[] | undefined>
+
+/** Parses argv against a flag table; unknown flags, missing values and positionals become one-line problems. */
+export function parseFlags(argv: readonly string[], flags: Record<string, FlagSpec>): Parsed<Values> {
+  const options = Object.fromEntries(
+    Object.entries(flags).map(([name, spec]) => [
+      name,
+      { type: spec.type, ...(spec.multiple ? { multiple: true } : {}), ...(spec.short ? { short: spec.short } : {}) },
+    ]),
+  )
+  let values: Values
+  try {
+    values = parseArgs({ args: [...argv], options, strict: true, allowPositionals: false }).values as Values
+  } catch (error) {
+    return { problem: parseProblem(error as Error & { code?: string }, argv) }
+  }
+  if (values.help === true) return { help: true }
+  if (values.version === true) return { version: true }
+  return { values }
+}
+
+function parseProblem(error: Error & { code?: string }, argv: readonly string[]): string {
+  if (error.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+    const flag = /'([^']*)'/.exec(error.message)?.[1] ?? 'an option'
+    return `unknown option ${shortened(flag)}`
+  }
+  if (error.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+    const flag = /'(--?[\w-]+)/.exec(error.message)?.[1]
+    return flag ? `${flag} needs a value` : 'an option is missing its value'
+  }
+  if (error.code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') {
+    const first = argv.find((a) => !a.startsWith('-'))
+    return `unexpected argument ${shortened(first ?? '')}: every value follows its flag`
+  }
+  return error.message.split('\n')[0] as string
+}
+
+/** At most a short prefix of something a person typed. */
+export function shortened(text: string, max = 40): string {
+  return text.length <= max ? text : `${text.slice(0, max)}… (${text.length} characters)`
+}
+
+/** What the serving command will do, every value checked. */
+export interface ServePlan {
+  port: number
+  host: string
+  resource: string
+  allowedHosts: string[]
+  mode: TokenMode
+  tokensPath: string | undefined
+  tokenLifetimeSeconds: number
+  source: SourceConfig
+  clock: ClockName
+  redis: URL | undefined
+  prefix: string
+  maxInFlight: number
+  logLevel: string
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
+
+/** Checks the values of the serving command. `cwd` resolves relative paths; `env` locates the cache. */
+export function servePlan(values: Values, cwd: string, env: NodeJS.ProcessEnv): ServePlan | UsageProblem {
+  const str = (name: string) => values[name] as string | undefined
+  const port = integerFlag('port', str('port'), DEFAULT_PORT, 0, 65535)
+  if (typeof port !== 'number') return port
+  const host = str('host') ?? '127.0.0.1'
+  if (host === '' || /[\s/]/.test(host)) return { problem: '--host must be an address to bind, such as 127.0.0.1' }
+  const resource = publicUrl(str('public-url'))
+  if (typeof resource !== 'string') return resource
+  const allowedHosts = (values['allowed-host'] as string[] | undefined) ?? []
+  for (const h of allowedHosts) {
+    if (!/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(:(\d{1,5}|\*))?$/.test(h))
+      return { problem: '--allowed-host must be a host name or address, optionally with :PORT' }
+  }
+  const mode = tokenMode(str('jwks-url'), str('issuer'))
+  if (typeof mode === 'string') return { problem: mode }
+  const tokensFile = str('tokens-file')
+  // Refused rather than ignored: a runner waiting for a tokens file that never comes would hang.
+  if (mode.kind === 'jwks' && tokensFile !== undefined)
+    return { problem: '--tokens-file is not used with --jwks-url: tokens come from that issuer and none are minted' }
+  if (mode.kind === 'in-process' && tokensFile === undefined)
+    return { problem: '--tokens-file is required (or --jwks-url and --issuer)' }
+  const lifetime = integerFlag(
+    'token-lifetime',
+    str('token-lifetime'),
+    DEFAULT_TOKEN_LIFETIME_SECONDS,
+    1,
+    MAX_TOKEN_LIFETIME_SECONDS,
+  )
+  if (typeof lifetime !== 'number') return lifetime
+  if (mode.kind === 'jwks' && str('token-lifetime') !== undefined)
+    return { problem: '--token-lifetime is not used with --jwks-url: that issuer decides lifetimes' }
+  const clock = str('budget-clock') ?? 'wall'
+  if (clock !== 'frozen' && clock !== 'monotonic' && clock !== 'wall')
+    return { problem: '--budget-clock must be wall, monotonic or frozen' }
+  const redis = str('budget-redis') === undefined ? undefined : redisUrl(str('budget-redis') as string)
+  if (typeof redis === 'string') return { problem: redis }
+  if (redis === undefined && str('budget-prefix') !== undefined)
+    return { problem: '--budget-prefix needs --budget-redis' }
+  const prefix = budgetPrefix(str('budget-prefix'))
+  if (typeof prefix !== 'string') return { problem: prefix.error }
+  // Each process's monotonic clock starts at its own zero; replicas sharing state must read one clock.
+  if (redis !== undefined && clock === 'monotonic')
+    return { problem: '--budget-clock monotonic is per process: with --budget-redis use frozen or wall' }
+  const maxInFlight = integerFlag('max-in-flight', str('max-in-flight'), DEFAULT_MAX_IN_FLIGHT, 1, 1024)
+  if (typeof maxInFlight !== 'number') return maxInFlight
+  const logLevel = str('log-level') ?? 'info'
+  if (!LOG_LEVELS.includes(logLevel)) return { problem: `--log-level must be one of ${LOG_LEVELS.join(', ')}` }
+  const source = chooseSource(values, cwd, env)
+  if ('problem' in source) return source
+  return {
+    port,
+    host,
+    resource,
+    allowedHosts,
+    mode,
+    tokensPath: tokensFile === undefined ? undefined : resolve(cwd, tokensFile),
+    tokenLifetimeSeconds: lifetime,
+    source,
+    clock,
+    redis,
+    prefix,
+    maxInFlight,
+    logLevel,
+  }
+}
+
+/** An integer flag within bounds; the problem names the flag and the range, never the value. */
+export function integerFlag(
+  name: string,
+  raw: string | undefined,
+  fallback: number,
+  min: number,
+  max: number,
+): number | UsageProblem {
+  if (raw === undefined) return fallback
+  const n = /^\d{1,10}$/.test(raw) ? Number(raw) : Number.NaN
+  if (!Number.isSafeInteger(n) || n < min || n > max)
+    return { problem: `--${name} must be an integer from ${min} to ${max}` }
+  return n
+}
+
+function publicUrl(raw: string | undefined): string | UsageProblem {
+  if (raw === undefined) return RESOURCE
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch {
+    return { problem: '--public-url must be an absolute http or https URL, such as https://rates.example/mcp' }
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    return { problem: '--public-url must be an absolute http or https URL, such as https://rates.example/mcp' }
+  if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '')
+    return { problem: '--public-url must carry no user, password, query or fragment' }
+  if (url.pathname === '/' || url.pathname.endsWith('/'))
+    return { problem: '--public-url must name the MCP endpoint path, such as https://rates.example/mcp' }
+  return url.href
+}
+
+/** The live cache's default file: `$XDG_CACHE_HOME/quenchz/ecb-live.sqlite`, else under `~/.cache`. */
+export function defaultCacheFile(env: NodeJS.ProcessEnv): string {
+  const base = env.XDG_CACHE_HOME && env.XDG_CACHE_HOME !== '' ? env.XDG_CACHE_HOME : join(homedir(), '.cache')
+  return join(base, 'quenchz', 'ecb-live.sqlite')
+}
+
+function chooseSource(values: Values, cwd: string, env: NodeJS.ProcessEnv): SourceConfig | UsageProblem {
+  const str = (name: string) => values[name] as string | undefined
+  const source = str('source') ?? 'live'
+  const stray = (flag: string, owner: string) =>
+    str(flag) !== undefined && source !== owner ? { problem: `--${flag} needs --source ${owner}` } : undefined
+  const misplaced =
+    stray('history', 'history') ??
+    stray('recordings', 'recordings') ??
+    stray('live-url', 'live') ??
+    stray('cache', 'live')
+  if (misplaced !== undefined && ['history', 'recordings', 'live'].includes(source)) return misplaced
+  switch (source) {
+    case 'history':
+      return str('history')
+        ? { kind: 'history', file: resolve(cwd, str('history') as string) }
+        : { problem: '--source history needs --history FILE (eurofxref-hist .zip or .csv)' }
+    case 'recordings':
+      return str('recordings')
+        ? { kind: 'recordings', dir: resolve(cwd, str('recordings') as string) }
+        : { problem: '--source recordings needs --recordings DIR (holding index.json)' }
+    case 'live': {
+      const base = str('live-url') ?? ECB_EXR_BASE
+      if (!/^https?:\/\/[^/]/.test(base)) return { problem: '--live-url must be an http or https URL' }
+      return {
+        kind: 'live',
+        baseUrl: base,
+        cacheFile: str('cache') ? resolve(cwd, str('cache') as string) : defaultCacheFile(env),
+      }
+    }
+    default:
+      return { problem: '--source must be live, history or recordings' }
+  }
+}
