@@ -136,14 +136,14 @@ export function parseFlags(argv: readonly string[], flags: Record<string, FlagSp
   try {
     values = parseArgs({ args: [...argv], options, strict: true, allowPositionals: false }).values as Values
   } catch (error) {
-    return { problem: parseProblem(error as Error & { code?: string }, argv) }
+    return { problem: parseProblem(error as Error & { code?: string }) }
   }
   if (values.help === true) return { help: true }
   if (values.version === true) return { version: true }
   return { values }
 }
 
-function parseProblem(error: Error & { code?: string }, argv: readonly string[]): string {
+function parseProblem(error: Error & { code?: string }): string {
   if (error.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
     const flag = /'([^']*)'/.exec(error.message)?.[1] ?? 'an option'
     return `unknown option ${shortened(flag)}`
@@ -153,8 +153,8 @@ function parseProblem(error: Error & { code?: string }, argv: readonly string[])
     return flag ? `${flag} needs a value` : 'an option is missing its value'
   }
   if (error.code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') {
-    const first = argv.find((a) => !a.startsWith('-'))
-    return `unexpected argument ${shortened(first ?? '')}: every value follows its flag`
+    const stray = /'([^']*)'/.exec(error.message)?.[1] ?? ''
+    return `unexpected argument ${shortened(stray)}: every value follows its flag`
   }
   return error.message.split('\n')[0] as string
 }

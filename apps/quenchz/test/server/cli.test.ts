@@ -7,18 +7,23 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { after, describe, test } from 'node:test'
 import { main } from '../../src/cli.ts'
-import { CASSETTES, NO_CASSETTES, NO_HISTORY, REPO_ROOT } from './support/shared.ts'
+import { SERVE_FLAGS } from '../../src/server/cli-options.ts'
+import { CASSETTES, NO_CASSETTES, REPO_ROOT } from './support/shared.ts'
 
-// The CLI's default source is the shared history file, else the shared recordings.
-const NO_SHARED_DATA = NO_HISTORY && NO_CASSETTES ? `no shared ECB data: ${NO_HISTORY}; ${NO_CASSETTES}` : undefined
+/** The line the CLI prints once the tokens file is written. */
+const written = (path: string, seconds = 900) => `tokens written to ${path} (valid ${seconds} s; renew: quenchz tokens)`
 
 const scratch = mkdtempSync(join(tmpdir(), 'quenchz-cli-'))
 after(() => rmSync(scratch, { recursive: true, force: true }))
 
-async function run(argv: string[], cwd = scratch, env: NodeJS.ProcessEnv = process.env) {
+// The live source's default cache goes under $XDG_CACHE_HOME: kept inside the scratch folder here.
+const quietEnv = { ...process.env, XDG_CACHE_HOME: join(scratch, 'cache') }
+
+async function run(argv: string[], cwd = scratch, env: NodeJS.ProcessEnv = quietEnv) {
   const lines: string[] = []
-  const code = await main(argv, { stderr: (l) => lines.push(l), serve: false, cwd, env })
-  return { code, err: lines.join('\n') }
+  const out: string[] = []
+  const code = await main(argv, { stderr: (l) => lines.push(l), stdout: (l) => out.push(l), serve: false, cwd, env })
+  return { code, err: lines.join('\n'), out: out.join('\n') }
 }
 
 describe('the tokens path guard', () => {
@@ -67,7 +72,7 @@ describe('the token manifest', { skip: NO_CASSETTES }, () => {
       CASSETTES,
     ])
     assert.equal(code, 0)
-    assert.equal(err, `tokens written to ${path}`)
+    assert.equal(err, written(path))
     const text = readFileSync(path, 'utf8')
     assert.ok(text.endsWith('}\n'))
     assert.equal(statSync(path).mode & 0o777, 0o600)
@@ -75,7 +80,7 @@ describe('the token manifest', { skip: NO_CASSETTES }, () => {
     assert.deepEqual(Object.keys(manifest), ['url', 'callers', 'budget', 'tokens', 'source'])
     assert.equal(manifest.url, 'http://127.0.0.1:8931/mcp')
     assert.deepEqual(manifest.callers, { greedy: 'agent-alpha', quiet: 'agent-beta' })
-    assert.deepEqual(manifest.budget, { capacity: 60, reserveFraction: 0.5, callerCount: 2, clock: 'frozen' })
+    assert.deepEqual(manifest.budget, { capacity: 60, reserveFraction: 0.5, callerCount: 2, clock: 'wall' })
     assert.equal(manifest.source, 'ECB statistics.')
     assert.deepEqual(Object.keys(manifest.tokens), [
       'greedyForThisResource',
@@ -101,6 +106,13 @@ describe('the token manifest', { skip: NO_CASSETTES }, () => {
     assert.ok(!withoutTokens.includes('45') && !withoutTokens.includes('15'))
   })
 
+  test('the served default is the wall clock, and it is reported in the manifest', async () => {
+    const path = join(scratch, 'wall.json')
+    const { code } = await run(['--tokens-file', path, '--source', 'recordings', '--recordings', CASSETTES])
+    assert.equal(code, 0)
+    assert.equal(JSON.parse(readFileSync(path, 'utf8')).budget.clock, 'wall')
+  })
+
   test('--budget-clock monotonic is reported in the manifest', async () => {
     const path = join(scratch, 'monotonic.json')
     const { code } = await run([
@@ -118,35 +130,83 @@ describe('the token manifest', { skip: NO_CASSETTES }, () => {
   })
 })
 
-describe('argument errors exit 2 with the usage', () => {
+describe('argument errors exit 2 with one line naming the flag, then where help is', () => {
   const cases: Array<[string[], string]> = [
-    [[], '--tokens-file is required'],
+    [[], '--tokens-file is required (or --jwks-url and --issuer)'],
     [['--tokens-file', 'x.json', '--port', 'eighty'], '--port must be an integer from 0 to 65535'],
-    [['--tokens-file', 'x.json', '--source', 'ftp'], '--source must be history, recordings or live'],
+    [['--tokens-file', 'x.json', '--port', '65536'], '--port must be an integer from 0 to 65535'],
+    [['--tokens-file', 'x.json', '--port'], '--port needs a value'],
+    [['--tokens-file', 'x.json', '--source', 'ftp'], '--source must be live, history or recordings'],
     [
       ['--tokens-file', 'x.json', '--source', 'history'],
       '--source history needs --history FILE (eurofxref-hist .zip or .csv)',
     ],
-    [['--tokens-file', 'x.json', '--budget-clock', 'sundial'], '--budget-clock must be frozen, monotonic or wall'],
-    [['--tokens-file', 'x.json', '--bogus'], "Unknown option '--bogus'"],
+    [['--tokens-file', 'x.json', '--history', 'h.zip'], '--history needs --source history'],
+    [['--tokens-file', 'x.json', '--budget-clock', 'sundial'], '--budget-clock must be wall, monotonic or frozen'],
+    [['--tokens-file', 'x.json', '--token-lifetime', '0'], '--token-lifetime must be an integer from 1 to 604800'],
+    [['--tokens-file', 'x.json', '--max-in-flight', 'lots'], '--max-in-flight must be an integer from 1 to 1024'],
+    [
+      ['--tokens-file', 'x.json', '--public-url', 'https://u:p@rates.example/mcp'],
+      '--public-url must carry no user, password, query or fragment',
+    ],
+    [
+      ['--tokens-file', 'x.json', '--public-url', 'rates.example'],
+      '--public-url must be an absolute http or https URL, such as https://rates.example/mcp',
+    ],
+    [
+      ['--tokens-file', 'x.json', '--allowed-host', 'a b'],
+      '--allowed-host must be a host name or address, optionally with :PORT',
+    ],
+    [
+      ['--tokens-file', 'x.json', '--log-level', 'loud'],
+      '--log-level must be one of fatal, error, warn, info, debug, trace, silent',
+    ],
+    [['--tokens-file', 'x.json', '--bogus'], 'unknown option --bogus'],
+    [['--tokens-file', 'x.json', 'stray'], 'unexpected argument stray: every value follows its flag'],
   ]
   for (const [argv, first] of cases) {
     test(`${argv.join(' ') || '(no arguments)'} → ${first}`, async () => {
-      const { code, err } = await run(argv)
+      const { code, err, out } = await run(argv)
       assert.equal(code, 2)
-      assert.ok(err.startsWith(first), err)
-      assert.match(err, /usage: quenchz --tokens-file PATH/)
+      assert.deepEqual(err.split('\n'), [`quenchz: ${first}`, 'see quenchz --help'])
+      assert.equal(out, '')
     })
   }
 
-  test('with no --source and no shared data, it names the flags to pass', async () => {
-    const { code, err } = await run(['--tokens-file', join(scratch, 'n.json')], scratch, {
-      ...process.env,
-      TOLLGATE_SHARED: join(scratch, 'absent'),
-    })
+  test('a huge unknown flag is named by a short prefix only', async () => {
+    const { code, err } = await run(['--tokens-file', 'x.json', `--${'x'.repeat(100_000)}`])
     assert.equal(code, 2)
-    assert.ok(err.startsWith('no data source found under the shared data directory'), err)
-    assert.match(err, /--source history --history FILE/)
+    assert.ok(err.length < 200, err.slice(0, 300))
+    assert.match(err, /^quenchz: unknown option --x{38}… \(100002 characters\)\n/)
+  })
+})
+
+describe('-h, --help and --version', () => {
+  const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'apps/quenchz/package.json'), 'utf8')) as { version: string }
+  for (const flag of ['-h', '--help']) {
+    test(`${flag} prints every flag with its default on stdout and exits 0`, async () => {
+      const { code, err, out } = await run([flag])
+      assert.equal(code, 0)
+      assert.equal(err, '')
+      assert.match(out, /^usage: quenchz --tokens-file PATH/)
+      for (const name of Object.keys(SERVE_FLAGS)) assert.match(out, new RegExp(`--${name}\\b`), name)
+      assert.match(out, /--port N +port to listen on; 0 picks a free one \(default: 8931\)/)
+      assert.match(out, /--budget-clock NAME .*\(default: wall\)/)
+      assert.match(out, /--source NAME .*\(default: live\)/)
+      assert.match(out, /--token-lifetime SECONDS .*\(default: 900\)/)
+    })
+  }
+  test('--version prints the package version', async () => {
+    assert.deepEqual(await run(['--version']), { code: 0, err: '', out: `quenchz ${pkg.version}` })
+  })
+  test('help wins over other problems on the line', async () => {
+    assert.equal((await run(['--port', 'eighty', '--help'])).code, 0)
+  })
+  test('quenchz tokens --help names its flags', async () => {
+    const { code, out } = await run(['tokens', '--help'])
+    assert.equal(code, 0)
+    assert.match(out, /^usage: quenchz tokens --tokens-file PATH/)
+    assert.match(out, /--token-lifetime SECONDS/)
   })
 })
 
@@ -171,9 +231,13 @@ describe('serving failures and paths', () => {
     } finally {
       await new Promise<void>((r) => blocker.close(() => r()))
     }
-    assert.equal(lines[0], `tokens written to ${path}`)
-    assert.match(lines[1] ?? '', new RegExp(`^could not listen on 127\\.0\\.0\\.1:${port}: .*EADDRINUSE`))
+    assert.equal(lines[0], written(path))
+    assert.equal(
+      lines[1],
+      `quenchz: port ${port} on 127.0.0.1 is already in use (EADDRINUSE); choose another with --port N, or --port 0 for any free port`,
+    )
     assert.equal(existsSync(path), false)
+    assert.equal(existsSync(`${path}.key.json`), false, 'the signing key is removed too')
   })
 
   test('a tokens path that cannot be written exits 1 with one plain line, before or after binding', async () => {
@@ -198,7 +262,7 @@ describe('serving failures and paths', () => {
     writeFileSync(join(dir, 'hist.csv'), 'Date,USD,\n2026-04-10,1.1711,\n')
     writeFileSync(join(dir, 'rec', 'index.json'), '[]')
     const history = await run(['--tokens-file', 'h.json', '--source', 'history', '--history', 'hist.csv'], dir)
-    assert.deepEqual(history, { code: 0, err: `tokens written to ${join(dir, 'h.json')}` })
+    assert.deepEqual(history, { code: 0, err: written(join(dir, 'h.json')), out: '' })
     const recordings = await run(['--tokens-file', 'r.json', '--source', 'recordings', '--recordings', 'rec'], dir)
     assert.equal(recordings.code, 0)
   })
@@ -215,9 +279,7 @@ describe('the README server command', () => {
     assert.match(lines[0] as string, /^npx quenchz --port 8931 --tokens-file /)
   })
 
-  test('really runs from the repository root: exit 0 and the tokens file written (serving stubbed)', {
-    skip: NO_SHARED_DATA,
-  }, async () => {
+  test('really runs from the repository root: exit 0 and the tokens file written (serving stubbed)', async () => {
     // A real shell expands the line's arguments (the README uses "$(mktemp -d)/tokens.json").
     const words = spawnSync(
       'sh',
@@ -232,7 +294,7 @@ describe('the README server command', () => {
     try {
       const { code, err } = await run(argv, REPO_ROOT)
       assert.equal(code, 0, err)
-      assert.equal(err, `tokens written to ${tokens}`)
+      assert.equal(err, written(tokens))
       assert.equal(JSON.parse(readFileSync(tokens, 'utf8')).url, 'http://127.0.0.1:8931/mcp')
     } finally {
       if (tokens.startsWith(tmpdir())) rmSync(dirname(tokens), { recursive: true, force: true })
