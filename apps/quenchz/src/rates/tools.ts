@@ -110,11 +110,13 @@ async function fetchWindow(
   if (refusal !== null) return { ok: false, text: refusal }
   const all = outcome.kind === 'observations' ? outcome.observations : []
   const observations = all.filter((o) => o.day >= request.from && o.day <= request.to)
+  // A cached body is certified as of its fetch (the cache is used only when no day fell due since), so the
+  // certificate says when the body was completed, not when it was served.
   const built = buildCertificate({
     from: request.from,
     to: request.to,
     delivered: observations.map((o) => o.day),
-    now,
+    now: outcome.fetchedAtMs === undefined ? now : new Date(outcome.fetchedAtMs),
     ...bounds,
   })
   if (!built.ok) return { ok: false, text: built.message }

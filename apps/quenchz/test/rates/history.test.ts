@@ -100,7 +100,13 @@ describe('the ECB eurofxref-hist.zip', { skip: NO_HISTORY }, () => {
     }
   })
 
-  test('ended series and their last published rates, from the whole file', async () => {
+  test('a series that fell silent has not ended: RUB stops on 2022-03-01 but its currency exists', async () => {
+    const rub = await source.extent('RUB')
+    assert.equal(rub?.ended, false)
+    assert.equal(rub && formatDay(rub.last), '2022-03-01')
+  })
+
+  test('ended series (replaced or abolished currencies) and their last published rates, from the whole file', async () => {
     const ended: Record<string, string> = {}
     for (const key of await source.catalogue()) {
       const currency = key.split('.')[2] as string
@@ -116,7 +122,6 @@ describe('the ECB eurofxref-hist.zip', { skip: NO_HISTORY }, () => {
       LVL: '2013-12-31',
       MTL: '2007-12-31',
       ROL: '2005-06-30',
-      RUB: '2022-03-01',
       SIT: '2006-12-29',
       SKK: '2008-12-31',
       TRL: '2004-12-31',

@@ -206,6 +206,39 @@ describe('live source: statuses, timeouts and the cache', () => {
     assert.equal(server.requests.filter((r) => r === path).length - before, 1)
   })
 
+  test('a cache filled from one upstream never answers for another: the key is the whole URL', async () => {
+    const path = at('CHF', '2026-03-02', '2026-03-02')
+    server.routes.set(path, reply(200, 'text/csv', sdmxCsv([['2026-03-02', '0.91']], 'CHF')))
+    const other = await startReplayServer(
+      new Map([[path, reply(200, 'text/csv', sdmxCsv([['2026-03-02', '0.95']], 'CHF'))]]),
+    )
+    cleanups.push(() => other.close())
+    const t = tempDir()
+    cleanups.push(t.cleanup)
+    const cacheFile = join(t.dir, 'shared-cache.sqlite')
+    const args = { currency: 'CHF', start: '2026-03-02', end: '2026-03-02' }
+    const first = structured(await windowOf(await live({ cacheFile }))(args))
+    const second = await LiveSource.open({ baseUrl: other.baseUrl, cacheFile })
+    cleanups.push(() => second.close())
+    const answered = structured(await windowOf(second)(args))
+    assert.deepEqual(first.observations, [['2026-03-02', 0.91]])
+    assert.deepEqual(answered.observations, [['2026-03-02', 0.95]])
+    assert.equal(other.requests.filter((r) => r === path).length, 1)
+  })
+
+  test('a cached answer says when its body was fetched, not when it was served', async () => {
+    const path = at('PLN', '2026-03-02', '2026-03-06')
+    server.routes.set(path, reply(200, 'text/csv', sdmxCsv([['2026-03-02', '4.2']], 'PLN')))
+    const source = await live()
+    const args = { currency: 'PLN', start: '2026-03-02', end: '2026-03-06' }
+    const fetched = structured(await windowOf(source, new Date('2026-03-10T12:00:00Z'))(args))
+    const served = structured(await windowOf(source, new Date('2026-05-01T08:30:00Z'))(args))
+    assert.equal(server.requests.filter((r) => r === path).length, 1, 'the second answer came from the cache')
+    const completed = (r: Record<string, unknown>) => (r.coverage as { body_completed_at: string }).body_completed_at
+    assert.equal(completed(fetched), '2026-03-10T12:00:00Z')
+    assert.equal(completed(served), '2026-03-10T12:00:00Z')
+  })
+
   test('sixteen concurrent calls for one window ask the vendor once', async () => {
     const path = at('NOK', '2026-03-02', '2026-03-06')
     server.routes.set(path, reply(200, 'text/csv', sdmxCsv([['2026-03-02', '11.2']], 'NOK')))
@@ -298,18 +331,15 @@ describe('live source: statuses, timeouts and the cache', () => {
   })
 
   test('catalogue and ended series come from the whole dataflow, and the fifth reason reaches the certificate', async () => {
+    const rowsOnly = (csv: string) => csv.split('\r\n').slice(1).join('\r\n')
     const lastRows =
       sdmxCsv([['2026-08-25', '1.16']], 'USD') +
-      sdmxCsv([['2007-12-31', '0.585274']], 'CYP')
-        .split('\r\n')
-        .slice(1)
-        .join('\r\n')
+      rowsOnly(sdmxCsv([['2007-12-31', '0.585274']], 'CYP')) +
+      rowsOnly(sdmxCsv([['2022-03-01', '117.201']], 'RUB'))
     const firstRows =
       sdmxCsv([['1999-01-04', '1.1789']], 'USD') +
-      sdmxCsv([['1999-01-04', '0.58231']], 'CYP')
-        .split('\r\n')
-        .slice(1)
-        .join('\r\n')
+      rowsOnly(sdmxCsv([['1999-01-04', '0.58231']], 'CYP')) +
+      rowsOnly(sdmxCsv([['2005-04-01', '36.1']], 'RUB'))
     server.routes.set(
       '/service/data/EXR/D..EUR.SP00.A?format=csvdata&lastNObservations=1',
       reply(200, 'text/csv', lastRows),
@@ -333,7 +363,9 @@ describe('live source: statuses, timeouts and the cache', () => {
       ),
     )
     const source = await live()
-    assert.deepEqual(await source.catalogue(), ['EXR.D.CYP.EUR.SP00.A', 'EXR.D.USD.EUR.SP00.A'])
+    assert.deepEqual(await source.catalogue(), ['EXR.D.CYP.EUR.SP00.A', 'EXR.D.RUB.EUR.SP00.A', 'EXR.D.USD.EUR.SP00.A'])
+    // RUB fell silent more than 7 days before the newest rate, but its currency was not replaced: not ended.
+    assert.equal((await source.extent('RUB'))?.ended, false)
     assert.deepEqual(await source.extent('CYP'), {
       first: day('1999-01-04'),
       last: day('2007-12-31'),

@@ -505,20 +505,26 @@ describe('the digest gateway cases over the full history', { skip: NO_HISTORY },
     assert.equal(c.absent.before_the_series, 7)
     assert.equal(c.delivered_observations, 5)
   })
-  test('RUB after 2022-03-01: after_the_series, never a gap', async () => {
+  test('RUB, suspended since 2022-03-02, has not ended: its later open days are genuine gaps', async () => {
     const c = ok(await full['rates.window']!.call({ currency: 'RUB', start: '2022-02-28', end: '2022-03-31' }))
       .coverage as {
       absent: Record<string, number>
       expected_observations: number
     }
     assert.deepEqual(c.absent, {
-      target_closed: 0,
+      target_closed: 8,
       not_yet_published: 0,
-      no_such_observation: 0,
+      no_such_observation: 22,
       before_the_series: 0,
-      after_the_series: 30,
     })
-    assert.equal(c.expected_observations, 2)
+    assert.equal(c.expected_observations, 24)
+  })
+  test('HRK, replaced by the euro on 2023-01-01, has ended: later days are after_the_series', async () => {
+    const c = ok(await full['rates.window']!.call({ currency: 'HRK', start: '2022-12-28', end: '2023-01-03' }))
+      .coverage as { absent: Record<string, number>; expected_observations: number }
+    assert.equal(c.absent.after_the_series, 4)
+    assert.equal(c.absent.no_such_observation, 0)
+    assert.equal(c.expected_observations, 3)
   })
   test('a running series cannot be certified past the file’s last day: refused, not reported as gaps', async () => {
     assert.equal(
@@ -528,6 +534,11 @@ describe('the digest gateway cases over the full history', { skip: NO_HISTORY },
     assert.equal(
       refused(await full['rates.convert']!.call({ amount_minor: 100, from: 'USD', to: 'EUR', date: '2026-04-14' })),
       "this source's data ends on 2026-04-13 and cannot account for later days; the window runs to 2026-04-14",
+    )
+    // A silent series is refused past the file's end like a running one: the file cannot say the silence went on.
+    assert.equal(
+      refused(await full['rates.window']!.call({ currency: 'RUB', start: '2026-04-01', end: '2026-04-20' })),
+      "this source's data ends on 2026-04-13 and cannot account for later days; the window runs to 2026-04-20",
     )
     // An ended series is accounted for by after_the_series, whatever the file's end.
     assert.equal(

@@ -5,6 +5,7 @@ import yauzl from 'yauzl'
 import type { Observation, UpstreamOutcome } from '../classify.js'
 import { parseCsv } from '../csv.js'
 import { parseIsoDay } from '../days.js'
+import { isEndedCurrency } from '../ended-currencies.js'
 import { HistoryFormat } from '../errors.js'
 import { pyRepr } from '../py-repr.js'
 import { type RatesSource, type SeriesExtent, type SourceRefusal, seriesKey, type WindowRequest } from './source.js'
@@ -152,13 +153,17 @@ export class HistorySource implements RatesSource {
     return [...this.history.columns.keys()].map(seriesKey).sort()
   }
 
-  /** A column ends when its last rate is older than the newest row of the whole file. */
+  /**
+   * A column has ended when its currency was replaced or abolished (the documented table) and its last rate is
+   * older than the file's newest row. A column that merely stopped (RUB) has not: its later days are gaps.
+   */
   async extent(currency: string): Promise<SeriesExtent | null> {
     const column = this.history.columns.get(currency)
     const first = column?.days[0]
     const last = column?.days[column.days.length - 1]
     if (first === undefined || last === undefined) return null
-    return { first, last, ended: last < this.history.lastDay, coveredUntil: this.history.lastDay }
+    const ended = isEndedCurrency(currency) && last < this.history.lastDay
+    return { first, last, ended, coveredUntil: this.history.lastDay }
   }
 
   async close(): Promise<void> {}

@@ -6,10 +6,18 @@ import { closingReason } from '../calendar.js'
 import { classify, type UpstreamOutcome, type UpstreamResponse } from '../classify.js'
 import { parseCsv } from '../csv.js'
 import { formatDay, parseIsoDay } from '../days.js'
+import { isEndedCurrency } from '../ended-currencies.js'
 import { UpstreamFailed } from '../errors.js'
 import { overdueAtMs } from '../publication.js'
 import { pyRepr } from '../py-repr.js'
-import { type RatesSource, type SeriesExtent, type SourceRefusal, seriesKey, type WindowRequest } from './source.js'
+import {
+  type RatesSource,
+  type SeriesExtent,
+  type SourceOutcome,
+  type SourceRefusal,
+  seriesKey,
+  type WindowRequest,
+} from './source.js'
 
 /** The ECB's own EXR compilation on its Data Portal: the only upstream this source is meant for. */
 export const ECB_EXR_BASE = 'https://data-api.ecb.europa.eu/service/data/EXR'
@@ -19,7 +27,10 @@ export const DEFAULT_TIMEOUT_MS = 10_000
 export const EXTENT_TTL_MS = 12 * 3_600_000
 /** After a failed catalogue/extent query, the certificate goes without the series' edges for this long. */
 export const EXTENT_RETRY_MS = 5 * 60_000
-/** A series counts as ended only when its last rate is this many days older than the newest rate of any series. */
+/**
+ * A replaced or abolished currency's series counts as ended only once its last rate is this many days older than
+ * the newest rate of any series.
+ */
 export const ENDED_MARGIN_DAYS = 7
 
 /** A cached answer missing its latest due day is asked again until this long after that day's deadline… */
@@ -113,8 +124,10 @@ export class LiveSource implements RatesSource {
     this.timeoutMs = timeoutMs
     this.db = new Database(cacheFile)
     this.db.pragma('journal_mode = WAL')
+    // Keyed by the whole upstream URL: a cache filled from one upstream must never answer for another. (An older
+    // cache file's `responses` table, keyed by path alone, is left unread.)
     this.db.exec(
-      'CREATE TABLE IF NOT EXISTS responses (path TEXT PRIMARY KEY, status INTEGER NOT NULL, body BLOB NOT NULL, fetched_at_ms INTEGER NOT NULL)',
+      'CREATE TABLE IF NOT EXISTS answers (url TEXT PRIMARY KEY, status INTEGER NOT NULL, body BLOB NOT NULL, fetched_at_ms INTEGER NOT NULL)',
     )
   }
 
@@ -126,7 +139,7 @@ export class LiveSource implements RatesSource {
   }
 
   private cached(path: string): { status: number; body: Buffer; fetched_at_ms: number } | undefined {
-    return this.db.prepare('SELECT status, body, fetched_at_ms FROM responses WHERE path = ?').get(path) as
+    return this.db.prepare('SELECT status, body, fetched_at_ms FROM answers WHERE url = ?').get(this.baseUrl + path) as
       | { status: number; body: Buffer; fetched_at_ms: number }
       | undefined
   }
@@ -153,8 +166,8 @@ export class LiveSource implements RatesSource {
       // Only 200s are answers worth keeping; refusals are asked again next time.
       if (response.status === 200) {
         this.db
-          .prepare('INSERT OR REPLACE INTO responses (path, status, body, fetched_at_ms) VALUES (?, ?, ?, ?)')
-          .run(path, response.status, Buffer.from(body), nowMs)
+          .prepare('INSERT OR REPLACE INTO answers (url, status, body, fetched_at_ms) VALUES (?, ?, ?, ?)')
+          .run(this.baseUrl + path, response.status, Buffer.from(body), nowMs)
       }
       return { status: response.status, body }
     } catch (error) {
@@ -166,7 +179,7 @@ export class LiveSource implements RatesSource {
     }
   }
 
-  async window(request: WindowRequest, now: Date): Promise<UpstreamOutcome | SourceRefusal> {
+  async window(request: WindowRequest, now: Date): Promise<SourceOutcome | SourceRefusal> {
     if (request.recording !== undefined) {
       return { kind: 'source_refusal', text: `no recording named ${pyRepr(request.recording)}` }
     }
@@ -175,7 +188,9 @@ export class LiveSource implements RatesSource {
     const hit = this.cached(path)
     if (hit && cacheCovers(hit.fetched_at_ms, request.from, request.to, nowMs)) {
       const outcome = classify(hit)
-      if (!lateRecheckDue(outcome, hit.fetched_at_ms, request.from, request.to, nowMs)) return outcome
+      if (!lateRecheckDue(outcome, hit.fetched_at_ms, request.from, request.to, nowMs)) {
+        return { ...outcome, fetchedAtMs: hit.fetched_at_ms }
+      }
     }
     const fetched = await this.get(path, nowMs)
     if ('failed' in fetched) return { kind: 'vendor_unavailable', detail: fetched.failed }
@@ -209,7 +224,9 @@ export class LiveSource implements RatesSource {
       const last = lasts.get(currency)
       if (first === undefined || last === undefined) return null
       const newest = Math.max(...lasts.values())
-      return { first, last, ended: last < newest - ENDED_MARGIN_DAYS, coveredUntil: null }
+      // Silence alone is not an end: only a replaced or abolished currency ends (RUB's suspension is gaps).
+      const ended = isEndedCurrency(currency) && last < newest - ENDED_MARGIN_DAYS
+      return { first, last, ended, coveredUntil: null }
     } catch {
       this.extentRetryAtMs = Date.now() + EXTENT_RETRY_MS
       // Without the whole series the certificate falls back to the calendar's start and no end: the safe direction.

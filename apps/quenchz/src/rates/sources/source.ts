@@ -18,8 +18,9 @@ export interface WindowRequest {
 
 /**
  * The source's knowledge of a whole series, never of a returned slice.
- * `ended` is true when the series stopped while the dataset went on (CYP, HRK, RUB, …): its `last` day is then the
- * last published rate and later days are `after_the_series`.
+ * `ended` is true when the series' currency was replaced or abolished (CYP, HRK, TRL, …; see ended-currencies.ts)
+ * while the dataset went on: its `last` day is then the last published rate and later days are `after_the_series`.
+ * A series that merely fell silent (RUB) has not ended.
  */
 export interface SeriesExtent {
   first: number
@@ -38,11 +39,17 @@ export interface SourceRefusal {
   text: string
 }
 
+/**
+ * An upstream outcome as a source delivers it. `fetchedAtMs` is when the vendor's body was fetched, for a source
+ * that may answer from a cache: the certificate then says when the body was completed, not when it was served.
+ */
+export type SourceOutcome = UpstreamOutcome & { fetchedAtMs?: number }
+
 /** The upstream port. Machine faults (corrupt recordings, unreadable files) are thrown as RatesError. */
 export interface RatesSource {
   readonly kind: SourceConfig['kind']
   /** Fetches (or replays, or reads) one window; `now` lets the live cache refuse stale answers for due days. */
-  window(request: WindowRequest, now: Date): Promise<UpstreamOutcome | SourceRefusal>
+  window(request: WindowRequest, now: Date): Promise<SourceOutcome | SourceRefusal>
   /** Every series key this source reaches, sorted. */
   catalogue(): Promise<string[]>
   /** The whole series' first/last published day, or null when the source cannot know it. */
