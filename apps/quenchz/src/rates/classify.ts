@@ -119,8 +119,7 @@ export function refusalText(outcome: UpstreamOutcome): string | null {
       return `the vendor did not answer what was asked: ${outcome.detail}`
     default: {
       const never: never = outcome
-      void never
-      throw new Unreachable()
+      throw new Unreachable((never as { kind?: unknown }).kind)
     }
   }
 }

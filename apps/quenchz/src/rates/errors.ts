@@ -50,10 +50,19 @@ export class HistoryFormat extends RatesError {
   }
 }
 
-/** An upstream outcome with no answer and no refusal: a programming error, never a silent answer. */
+/**
+ * An upstream outcome the tools neither answer nor refuse: a programming error (a new outcome kind added without its
+ * refusal), thrown rather than answered silently. The message names the kind, which is the server's own word.
+ */
 export class Unreachable extends RatesError {
-  constructor() {
-    super('ERR_QUENCHZ_UNREACHABLE', 'Expected code to be unreachable')
+  readonly kind: string
+  constructor(kind: unknown) {
+    const shown = String(kind).slice(0, 40)
+    super(
+      'ERR_QUENCHZ_UNREACHABLE',
+      `an upstream outcome of kind ${shown} has neither an answer nor a refusal; this is a bug in quenchz`,
+    )
+    this.kind = shown
   }
 }
 

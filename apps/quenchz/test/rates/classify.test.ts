@@ -161,7 +161,7 @@ describe('exhaustiveness', () => {
     const invented = { kind: 'rate_limited', detail: 'x' } as unknown as UpstreamOutcome
     assert.throws(() => refusalText(invented), {
       code: 'ERR_QUENCHZ_UNREACHABLE',
-      message: 'Expected code to be unreachable',
+      message: 'an upstream outcome of kind rate_limited has neither an answer nor a refusal; this is a bug in quenchz',
     })
   })
 })

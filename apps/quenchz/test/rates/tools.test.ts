@@ -95,6 +95,28 @@ describe('the tool surface', () => {
 })
 
 describe('rates.window', () => {
+  test('a huge argument is quoted by a short prefix and its length, never echoed at length', async () => {
+    const huge = `'${'A'.repeat(900_000)}`
+    const currency = refused(
+      await tools['rates.window']!.call({ currency: huge, start: '2026-03-30', end: '2026-04-10' }),
+    )
+    assert.equal(
+      currency,
+      `currency must be a currency as three capital letters (ISO 4217); got "'${'A'.repeat(39)}…" (900001 characters)`,
+    )
+    const dates = refused(await tools['rates.window']!.call({ currency: 'USD', start: huge, end: '2026-04-10' }))
+    assert.ok(dates.length < 200, dates.slice(0, 300))
+    assert.match(
+      dates,
+      /^start and end must be dates as YYYY-MM-DD; got "'A{39}…" \(900001 characters\) and '2026-04-10'$/,
+    )
+    // A short value is still quoted whole, as the original does.
+    assert.equal(
+      refused(await tools['rates.window']!.call({ currency: 'usd', start: '2026-03-30', end: '2026-04-10' })),
+      "currency must be a currency as three capital letters (ISO 4217); got 'usd'",
+    )
+  })
+
   test('the Easter window: observations as [date, number], the certificate, the source, valid against outputSchema', async () => {
     const result = ok(await tools['rates.window']!.call({ currency: 'USD', start: '2026-03-30', end: '2026-04-10' }))
     assert.deepEqual(Object.keys(result), ['observations', 'coverage', 'source'])
