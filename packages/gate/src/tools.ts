@@ -64,7 +64,7 @@ export function toolTable(tools: readonly GatedTool[]): ToolTable {
       byName.set(tool.name, {
         tool,
         validateInput: ajv.compile(tool.inputSchema),
-        validateOutput: tool.outputSchema ? ajv.compile(tool.outputSchema) : undefined,
+        validateOutput: tool.outputSchema ? rememberingValid(ajv.compile(tool.outputSchema)) : undefined,
       })
     } catch (error) {
       throw new GateConfigError(`a tool schema does not compile: ${(error as Error).message}`)
@@ -81,6 +81,24 @@ export function toolTable(tools: readonly GatedTool[]): ToolTable {
       return found !== undefined && scopes.includes(found.tool.scope) ? found : undefined
     },
   }
+}
+
+/**
+ * A validator that remembers the objects it found valid, so a tool that answers with the very same object again
+ * (a cached answer of thousands of observations) is not walked again on every call. Tools never mutate an outcome
+ * after returning it; an object is remembered only while it is alive (WeakSet).
+ */
+function rememberingValid(validate: ValidateFunction): ValidateFunction {
+  const valid = new WeakSet<object>()
+  const remembering = (data: unknown) => {
+    const isObject = typeof data === 'object' && data !== null
+    if (isObject && valid.has(data)) return true
+    const ok = validate(data)
+    if (ok && isObject) valid.add(data)
+    return ok
+  }
+  Object.defineProperty(remembering, 'errors', { get: () => validate.errors })
+  return remembering as ValidateFunction
 }
 
 /** Describes validation failures by schema path only: no value the caller sent is repeated. */

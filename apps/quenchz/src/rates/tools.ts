@@ -7,6 +7,7 @@ import { refusalText } from './classify.js'
 import { convertMinor, ROUNDING_RULE } from './convert.js'
 import { minorUnitExponent } from './currencies.js'
 import { formatDay, parseIsoDay, withThousands } from './days.js'
+import { overdueAtMs } from './publication.js'
 import { pyRepr } from './py-repr.js'
 import { renderJson } from './render.js'
 import {
@@ -71,6 +72,9 @@ function currencyRefusal(name: string, value: unknown): string {
 async function seriesBounds(source: RatesSource, currency: string | undefined) {
   const extent = currency === undefined ? null : await source.extent(currency)
   return {
+    // The last day a dated source (the history file) speaks for, ended series included: a window inside it and
+    // wholly due never changes, so its answer can be built once.
+    datedUntil: extent?.coveredUntil ?? null,
     seriesStart: extent ? Math.max(SERIES_BEGINS_DAY, extent.first) : SERIES_BEGINS_DAY,
     seriesEnd: extent?.ended ? extent.last : null,
     // Only a running series needs the source's own end: an ended one is accounted for by after_the_series.
@@ -83,7 +87,9 @@ export function beyondSourceRefusal(coveredUntil: number, to: number): string {
   return `this source's data ends on ${formatDay(coveredUntil)} and cannot account for later days; the window runs to ${formatDay(to)}`
 }
 
-type WindowResult = { ok: true; observations: Observation[]; certificate: Certificate } | { ok: false; text: string }
+type WindowResult =
+  | { ok: true; observations: Observation[]; certificate: Certificate; settled: boolean }
+  | { ok: false; text: string }
 
 async function fetchWindow(
   source: RatesSource,
@@ -92,7 +98,7 @@ async function fetchWindow(
 ): Promise<WindowResult> {
   const early = windowRefusal(request.from, request.to)
   if (early !== null) return { ok: false, text: early }
-  const { coveredUntil, ...bounds } = await seriesBounds(source, request.currency)
+  const { coveredUntil, datedUntil, ...bounds } = await seriesBounds(source, request.currency)
   if (coveredUntil !== null && request.to > coveredUntil) {
     return { ok: false, text: beyondSourceRefusal(coveredUntil, request.to) }
   }
@@ -120,11 +126,38 @@ async function fetchWindow(
     ...bounds,
   })
   if (!built.ok) return { ok: false, text: built.message }
-  return { ok: true, observations, certificate: built.certificate }
+  // Settled: inside a dated file and every day of it past its deadline, so no later clock can change the answer.
+  const settled = datedUntil !== null && request.to <= datedUntil && now.getTime() >= overdueAtMs(request.to)
+  return { ok: true, observations, certificate: built.certificate, settled }
+}
+
+/** Most settled answers kept; the least recently used goes first. */
+export const ANSWER_CACHE_ENTRIES = 64
+
+/**
+ * Built answers of settled windows (inside a dated history file, every day due), by currency and window. A hit is
+ * the very same outcome object, text and all, so it is neither rebuilt nor serialised again; its certificate says
+ * when it was built (`body_completed_at`), as a cached live answer says when it was fetched.
+ */
+class AnswerCache {
+  readonly #entries = new Map<string, { outcome: ToolOutcome; builtAtMs: number }>()
+  get(key: string, nowMs: number): ToolOutcome | undefined {
+    const hit = this.#entries.get(key)
+    // A clock that reads earlier than the build (a test's, or a stepped-back wall clock) is answered afresh.
+    if (hit === undefined || nowMs < hit.builtAtMs) return undefined
+    this.#entries.delete(key)
+    this.#entries.set(key, hit)
+    return hit.outcome
+  }
+  set(key: string, outcome: ToolOutcome, builtAtMs: number): void {
+    this.#entries.set(key, { outcome, builtAtMs })
+    if (this.#entries.size > ANSWER_CACHE_ENTRIES) this.#entries.delete(this.#entries.keys().next().value as string)
+  }
 }
 
 function windowTool(source: RatesSource, now: () => Date): RatesTool {
   const allowed = ['currency', 'start', 'end', 'cassette'] as const
+  const answers = new AnswerCache()
   return {
     name: 'rates.window',
     scope: 'rates:read',
@@ -150,6 +183,10 @@ function windowTool(source: RatesSource, now: () => Date): RatesTool {
       if (currency === undefined ? cassette === undefined : typeof currency !== 'string' || !CURRENCY.test(currency)) {
         return refuse(currencyRefusal('currency', currency))
       }
+      const at = now()
+      const key = cassette === undefined ? `${currency as string}|${from}|${to}` : undefined
+      const cached = key === undefined ? undefined : answers.get(key, at.getTime())
+      if (cached !== undefined) return cached
       const result = await fetchWindow(
         source,
         {
@@ -158,14 +195,16 @@ function windowTool(source: RatesSource, now: () => Date): RatesTool {
           ...(currency === undefined ? {} : { currency: currency as string }),
           ...(cassette === undefined ? {} : { recording: cassette }),
         },
-        now(),
+        at,
       )
       if (!result.ok) return refuse(result.text)
-      return answer({
+      const outcome = answer({
         observations: result.observations.map((o) => [o.date, o.value]),
         coverage: result.certificate,
         source: SOURCE_ATTRIBUTION,
       })
+      if (key !== undefined && result.settled) answers.set(key, outcome, at.getTime())
+      return outcome
     },
   }
 }

@@ -1,0 +1,50 @@
+// Starts a bench server process (bench/support/serve.ts), pinned to one core with taskset when it exists.
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+
+const SERVE = fileURLToPath(new URL('./serve.ts', import.meta.url))
+const hasTaskset = spawnSync('taskset', ['--version']).status === 0
+
+export interface BenchServer {
+  url: string
+  tokens: Record<string, string>
+  pinned: boolean
+  stop(): Promise<void>
+}
+
+export async function spawnServer(kind: string, history: string, core = 0): Promise<BenchServer> {
+  const node = [process.execPath, '--conditions=@tollgate/source', '--import', 'tsx', SERVE, kind, history]
+  const argv = hasTaskset ? ['taskset', '-c', String(core), ...node] : node
+  const child: ChildProcess = spawn(argv[0] as string, argv.slice(1), { stdio: ['ignore', 'pipe', 'inherit'] })
+  const line = await new Promise<string>((resolve, reject) => {
+    let out = ''
+    child.stdout?.setEncoding('utf8')
+    child.stdout?.on('data', (chunk: string) => {
+      out += chunk
+      const nl = out.indexOf('\n')
+      if (nl >= 0) resolve(out.slice(0, nl))
+    })
+    child.once('exit', (code) => reject(new Error(`bench server ${kind} exited ${code}`)))
+  })
+  const { url, tokens } = JSON.parse(line) as { url: string; tokens: Record<string, string> }
+  return {
+    url,
+    tokens,
+    pinned: hasTaskset,
+    async stop() {
+      if (child.exitCode !== null) return
+      const gone = new Promise<void>((r) => child.once('exit', () => r()))
+      child.kill('SIGTERM')
+      await gone
+    },
+  }
+}
+
+/** The p-th percentile (0..100) of samples, nearest rank. */
+export function percentile(samples: readonly number[], p: number): number {
+  const sorted = [...samples].sort((a, b) => a - b)
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))
+  return sorted[rank] as number
+}
+
+export const median = (xs: readonly number[]) => percentile(xs, 50)
