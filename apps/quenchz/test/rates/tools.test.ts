@@ -588,3 +588,40 @@ describe('the digest gateway cases over the full history', { skip: NO_HISTORY },
     }
   })
 })
+
+describe('settled answers are built once', () => {
+  const history = HistorySource.fromText('Date,USD,\n2026-04-10,1.1711,\n2026-04-09,1.1685,\n')
+  let clock = new Date('2026-05-01T08:00:00Z')
+  const windowTool = createRatesTools({ source: history, now: () => clock }).find((t) => t.name === 'rates.window')!
+  const ask = () => windowTool.call({ currency: 'USD', start: '2026-04-09', end: '2026-04-10' })
+  const completed = (o: ToolOutcome) => (ok(o).coverage as { body_completed_at: string }).body_completed_at
+
+  test('a window inside the dated file, every day due: the same answer object, stamped when it was built', async () => {
+    const first = await ask()
+    clock = new Date('2026-05-02T08:00:00Z')
+    const again = await ask()
+    assert.equal(again, first, 'served from the cache, not rebuilt')
+    assert.equal(completed(again), '2026-05-01T08:00:00Z')
+    // A clock reading earlier than the build is answered afresh, never with a body completed in its future.
+    clock = new Date('2026-04-30T08:00:00Z')
+    const earlier = await ask()
+    assert.notEqual(earlier, first)
+    assert.equal(completed(earlier), '2026-04-30T08:00:00Z')
+  })
+
+  test('a window whose last day is not yet due is rebuilt on every call', async () => {
+    clock = new Date('2026-04-10T12:00:00Z') // 14:00 Frankfurt: 2026-04-10 is not due until 17:00
+    const first = await ask()
+    const again = await ask()
+    assert.notEqual(again, first)
+    assert.deepEqual(again, first)
+  })
+
+  test('a refusal (a window past the file'''s end) is never cached', async () => {
+    clock = new Date('2026-05-03T08:00:00Z')
+    const a = await windowTool.call({ currency: 'USD', start: '2026-04-09', end: '2026-04-20' })
+    const b = await windowTool.call({ currency: 'USD', start: '2026-04-09', end: '2026-04-20' })
+    assert.equal(a.ok, false)
+    assert.notEqual(a, b)
+  })
+})
