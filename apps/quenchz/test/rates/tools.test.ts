@@ -617,7 +617,7 @@ describe('settled answers are built once', () => {
     assert.deepEqual(again, first)
   })
 
-  test('a refusal (a window past the file'''s end) is never cached', async () => {
+  test('a refusal (a window past the end of the file) is never cached', async () => {
     clock = new Date('2026-05-03T08:00:00Z')
     const a = await windowTool.call({ currency: 'USD', start: '2026-04-09', end: '2026-04-20' })
     const b = await windowTool.call({ currency: 'USD', start: '2026-04-09', end: '2026-04-20' })
