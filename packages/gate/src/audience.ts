@@ -22,6 +22,14 @@ export interface AudienceOptions {
   algorithms?: readonly TokenAlgorithm[]
   /** Clock for `exp` checks (tests inject one); default the wall clock. No leeway is applied. */
   now?: () => Date
+  /**
+   * Tokens admitted recently are remembered (exact token bytes) for at most `verifiedCacheMs` and re-checked only
+   * for expiry, so a caller's every request does not queue an RSA verification on the crypto thread pool; default
+   * 1024 tokens, 0 turns it off.
+   */
+  verifiedCacheSize?: number
+  /** How long an admitted token is remembered, ms; default 60 000. A key withdrawn from a JWKS stops admitting within it. */
+  verifiedCacheMs?: number
 }
 
 /** What an accepted token says about its bearer. */
@@ -61,40 +69,69 @@ export function createAudience(options: AudienceOptions): Audience {
   if (algorithms.length === 0) throw new GateConfigError('at least one algorithm must be accepted')
   const getKey = keyResolver(options.keys)
   const now = options.now
+  const cacheSize = options.verifiedCacheSize ?? 1024
+  const cacheMs = options.verifiedCacheMs ?? 60_000
+  if (!Number.isSafeInteger(cacheSize) || cacheSize < 0)
+    throw new RangeError('verifiedCacheSize must be a whole number, 0 or more')
+  if (!Number.isSafeInteger(cacheMs) || cacheMs < 0)
+    throw new RangeError('verifiedCacheMs must be a whole number of ms')
+  const admitted = new Map<string, { admission: Admission; untilMs: number }>()
   return {
     resource: options.resource,
     issuer: options.issuer,
     async admit(header) {
       const token = bearerToken(header)
-      let payload: JWTPayload
-      try {
-        const verified = await jwtVerify(token, getKey as JWTVerifyGetKey, {
-          algorithms,
-          issuer: options.issuer,
-          audience: options.resource,
-          requiredClaims: [...REQUIRED_CLAIMS],
-          ...(now ? { currentDate: now() } : {}),
-        })
-        payload = verified.payload
-      } catch (error) {
-        throw refusalFrom(error)
+      const nowMs = (now ? now() : new Date()).getTime()
+      const known = admitted.get(token)
+      if (known !== undefined) {
+        admitted.delete(token)
+        // The same rule as the verifier's: expired once exp <= now, in whole seconds, no leeway.
+        if (known.admission.expiresAt <= Math.floor(nowMs / 1000)) {
+          throw new TokenRefused('ERR_GATE_TOKEN_EXPIRED', 'the token has expired', 'JWTExpired')
+        }
+        if (nowMs < known.untilMs) {
+          admitted.set(token, known)
+          return known.admission
+        }
       }
-      // Stage 2, the rule jose's membership test does not make: aud must be one string, not a list.
-      if (typeof payload.aud !== 'string') {
-        throw new TokenRefused('ERR_GATE_AUDIENCE_LIST', 'audience is not a single resource')
+      const admission = await verify(token)
+      if (cacheSize > 0) {
+        admitted.set(token, { admission, untilMs: nowMs + cacheMs })
+        if (admitted.size > cacheSize) admitted.delete(admitted.keys().next().value as string)
       }
-      if (typeof payload.sub !== 'string' || payload.sub === '') {
-        throw new TokenRefused('ERR_GATE_CLAIM_MISSING', 'a required claim is missing or empty')
-      }
-      const scope = (payload as { scope?: unknown }).scope
-      return {
-        subject: payload.sub,
-        scopes: typeof scope === 'string' ? scope.split(/\s+/).filter((s) => s !== '') : [],
-        expiresAt: payload.exp as number,
-        resource: payload.aud,
-        token,
-      }
+      return admission
     },
+  }
+
+  async function verify(token: string): Promise<Admission> {
+    let payload: JWTPayload
+    try {
+      const verified = await jwtVerify(token, getKey as JWTVerifyGetKey, {
+        algorithms,
+        issuer: options.issuer,
+        audience: options.resource,
+        requiredClaims: [...REQUIRED_CLAIMS],
+        ...(now ? { currentDate: now() } : {}),
+      })
+      payload = verified.payload
+    } catch (error) {
+      throw refusalFrom(error)
+    }
+    // Stage 2, the rule jose's membership test does not make: aud must be one string, not a list.
+    if (typeof payload.aud !== 'string') {
+      throw new TokenRefused('ERR_GATE_AUDIENCE_LIST', 'audience is not a single resource')
+    }
+    if (typeof payload.sub !== 'string' || payload.sub === '') {
+      throw new TokenRefused('ERR_GATE_CLAIM_MISSING', 'a required claim is missing or empty')
+    }
+    const scope = (payload as { scope?: unknown }).scope
+    return {
+      subject: payload.sub,
+      scopes: typeof scope === 'string' ? scope.split(/\s+/).filter((s) => s !== '') : [],
+      expiresAt: payload.exp as number,
+      resource: payload.aud,
+      token,
+    }
   }
 }
 

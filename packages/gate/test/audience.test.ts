@@ -228,3 +228,70 @@ describe('claims the in-process issuer always sets, missing or malformed in a to
     )
   })
 })
+
+describe('recently admitted tokens are remembered, never past their expiry', () => {
+  test('the same token is verified once; a remembered token that expires is refused as expired', async () => {
+    const t0 = 1_800_000_000
+    const minted = await createInProcessIssuer({ issuer: ISSUER, resource: RESOURCE, now: () => t0 })
+    const token = await minted.mint({ subject: 'agent-alpha', lifetimeSeconds: 10 })
+    let verifications = 0
+    let clock = t0 + 1
+    const publicKey = (minted.keySource() as { publicKey: CryptoKey }).publicKey
+    const audience = createAudience({
+      resource: RESOURCE,
+      issuer: ISSUER,
+      keys: {
+        kind: 'resolver',
+        getKey: async () => {
+          verifications++
+          return publicKey
+        },
+      },
+      now: () => new Date(clock * 1000),
+    })
+    for (let i = 0; i < 5; i++) assert.equal((await audience.admit(bearer(token))).subject, 'agent-alpha')
+    assert.equal(verifications, 1)
+    clock = t0 + 10 // exp <= now: expired, with no leeway, although it is remembered
+    await assert.rejects(audience.admit(bearer(token)), { code: 'ERR_GATE_TOKEN_EXPIRED' })
+  })
+
+  test('after verifiedCacheMs the token is verified again; with verifiedCacheSize 0 every time', async () => {
+    let verifications = 0
+    const publicKey = (issuer.keySource() as { publicKey: CryptoKey }).publicKey
+    let ms = Date.now()
+    const make = (options: { verifiedCacheSize?: number }) =>
+      createAudience({
+        resource: RESOURCE,
+        issuer: ISSUER,
+        keys: {
+          kind: 'resolver',
+          getKey: async () => {
+            verifications++
+            return publicKey
+          },
+        },
+        now: () => new Date(ms),
+        verifiedCacheMs: 60_000,
+        ...options,
+      })
+    const token = await issuer.mint({ subject: 'agent-beta' })
+    const remembering = make({})
+    await remembering.admit(bearer(token))
+    ms += 60_001
+    await remembering.admit(bearer(token))
+    assert.equal(verifications, 2)
+    verifications = 0
+    const forgetful = make({ verifiedCacheSize: 0 })
+    await forgetful.admit(bearer(token))
+    await forgetful.admit(bearer(token))
+    assert.equal(verifications, 2)
+    assert.throws(() => make({ verifiedCacheSize: -1 }), { name: 'RangeError', message: /verifiedCacheSize/ })
+  })
+
+  test('a refused token is never remembered as admitted', async () => {
+    const other = await createInProcessIssuer({ issuer: ISSUER, resource: RESOURCE })
+    const token = await other.mint({ subject: 'agent-alpha' })
+    const audience = audienceFor(issuer)
+    for (let i = 0; i < 2; i++) await assert.rejects(audience.admit(bearer(token)), { code: 'ERR_GATE_TOKEN_INVALID' })
+  })
+})

@@ -3,7 +3,8 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 
 const SERVE = fileURLToPath(new URL('./serve.ts', import.meta.url))
-const hasTaskset = spawnSync('taskset', ['--version']).status === 0
+// BENCH_PIN=0 leaves the servers to the OS scheduler (on a machine shared with other work, pinning can hurt).
+const hasTaskset = process.env.BENCH_PIN !== '0' && spawnSync('taskset', ['--version']).status === 0
 
 export interface BenchServer {
   url: string
