@@ -1,5 +1,6 @@
 // The audience check: single-string aud equal to this resource, trusted issuer and key, required claims, expiry.
 import assert from 'node:assert/strict'
+import type { webcrypto } from 'node:crypto'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { after, before, describe, test } from 'node:test'
@@ -236,7 +237,7 @@ describe('recently admitted tokens are remembered, never past their expiry', () 
     const token = await minted.mint({ subject: 'agent-alpha', lifetimeSeconds: 10 })
     let verifications = 0
     let clock = t0 + 1
-    const publicKey = (minted.keySource() as { publicKey: CryptoKey }).publicKey
+    const publicKey = (minted.keySource() as { publicKey: webcrypto.CryptoKey }).publicKey
     const audience = createAudience({
       resource: RESOURCE,
       issuer: ISSUER,
@@ -257,7 +258,7 @@ describe('recently admitted tokens are remembered, never past their expiry', () 
 
   test('after verifiedCacheMs the token is verified again; with verifiedCacheSize 0 every time', async () => {
     let verifications = 0
-    const publicKey = (issuer.keySource() as { publicKey: CryptoKey }).publicKey
+    const publicKey = (issuer.keySource() as { publicKey: webcrypto.CryptoKey }).publicKey
     let ms = Date.now()
     const make = (options: { verifiedCacheSize?: number }) =>
       createAudience({
