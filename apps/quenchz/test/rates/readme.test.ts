@@ -4,6 +4,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { FairBudget, manualClock, NaiveBucket } from '@tollgate/gate'
+import { ENDED_CURRENCIES } from '../../src/rates/ended-currencies.js'
 import {
   buildCertificate,
   closingReason,
@@ -15,6 +16,7 @@ import {
   RecordingsSource,
 } from '../../src/rates/index.js'
 import { DEFAULT_TIMEOUT_MS, ENDED_MARGIN_DAYS, EXTENT_TTL_MS } from '../../src/rates/sources/live.js'
+import { SERVE_FLAGS } from '../../src/server/cli-options.js'
 import {
   CASSETTES,
   EASTER_2026,
@@ -90,12 +92,12 @@ describe('the generated example blocks', () => {
     )
   })
 
-  test('the RUB block is the history source’s answer for 2022-02-28 to 2022-03-06', { skip: NO_HISTORY }, async () => {
+  test('the HRK block is the history source’s answer for 2022-12-28 to 2023-01-03', { skip: NO_HISTORY }, async () => {
     const [windowTool] = createRatesTools({
       source: await openSource({ kind: 'history', file: HISTORY_ZIP as string }),
       now: () => LONG_AFTER,
     })
-    const outcome = await windowTool!.call({ currency: 'RUB', start: '2022-02-28', end: '2022-03-06' })
+    const outcome = await windowTool!.call({ currency: 'HRK', start: '2022-12-28', end: '2023-01-03' })
     assert.ok(jsonBlocks(README).includes(outcome.text))
   })
 })
@@ -314,6 +316,31 @@ describe('references and commands', () => {
         assert.ok(scripts?.[script as string], line)
       } else if (!line.startsWith('npx quenchz') && !line.startsWith('#')) {
         assert.fail(`unknown command: ${line}`)
+      }
+    }
+  })
+})
+
+describe('the serving flags', () => {
+  test('every flag of the CLI is in the README’s flag table, and the table names no other', () => {
+    const body = section('Serving, tokens and gate')
+    const inTable = new Set(
+      body
+        .split('\n')
+        .filter((l) => l.startsWith('| `-'))
+        .flatMap((l) => [...(l.split(' | ')[0] as string).matchAll(/--([a-z-]+)/g)].map((m) => m[1] as string)),
+    )
+    assert.deepEqual([...inTable].sort(), Object.keys(SERVE_FLAGS).sort())
+  })
+
+  test('the table of ended currencies is the code’s', () => {
+    const body = section('The fifth reason: after_the_series')
+    const rows = body.split('\n').filter((l) => /^\| [A-Z]{3}/.test(l))
+    const named = rows.flatMap((r) => (r.split(' | ')[0] as string).match(/[A-Z]{3}/g) ?? []).sort()
+    assert.deepEqual(named, Object.keys(ENDED_CURRENCIES).sort())
+    for (const row of rows) {
+      for (const code of (row.split(' | ')[0] as string).match(/[A-Z]{3}/g) ?? []) {
+        assert.ok(row.includes(ENDED_CURRENCIES[code]?.replacedOn as string), `${code}: ${row}`)
       }
     }
   })

@@ -1,14 +1,14 @@
 // The interop CLI: the tokens-path guard, the manifest it writes before listening, and its argument errors.
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { after, describe, test } from 'node:test'
 import { main } from '../../src/cli.ts'
-import { SERVE_FLAGS } from '../../src/server/cli-options.ts'
-import { CASSETTES, NO_CASSETTES, REPO_ROOT } from './support/shared.ts'
+import { SERVE_FLAGS, TOKENS_FLAGS } from '../../src/server/cli-options.ts'
+import { CASSETTES, HISTORY_ZIP, NO_CASSETTES, REPO_ROOT } from './support/shared.ts'
 
 /** The line the CLI prints once the tokens file is written. */
 const written = (path: string, seconds = 900) => `tokens written to ${path} (valid ${seconds} s; renew: quenchz tokens)`
@@ -268,36 +268,52 @@ describe('serving failures and paths', () => {
   })
 })
 
-describe('the README server command', () => {
+describe('the README server commands', () => {
   const readme = readFileSync(join(REPO_ROOT, 'apps/quenchz/README.md'), 'utf8')
   const lines = [...readme.matchAll(/```sh\n([\s\S]*?)\n```/g)]
     .flatMap((m) => (m[1] as string).split('\n'))
     .filter((l) => l.startsWith('npx quenchz '))
+  /** The words of a README line as a shell expands them. */
+  const words = (line: string, env: NodeJS.ProcessEnv = process.env) => {
+    const out = spawnSync('sh', ['-c', `set -- ${line.slice('npx quenchz '.length)}; printf '%s\\0' "$@"`], {
+      encoding: 'utf8',
+      env,
+    })
+    assert.equal(out.status, 0, out.stderr)
+    return out.stdout.split('\0').slice(0, -1)
+  }
 
-  test("is printed exactly once and is the issue's command", () => {
-    assert.equal(lines.length, 1)
-    assert.match(lines[0] as string, /^npx quenchz --port 8931 --tokens-file /)
+  test("the issue's command is printed exactly once", () => {
+    assert.equal(lines.filter((l) => /^npx quenchz --port 8931 --tokens-file /.test(l)).length, 1)
   })
 
-  test('really runs from the repository root: exit 0 and the tokens file written (serving stubbed)', async () => {
-    // A real shell expands the line's arguments (the README uses "$(mktemp -d)/tokens.json").
-    const words = spawnSync(
-      'sh',
-      ['-c', `set -- ${(lines[0] as string).slice('npx quenchz '.length)}; printf '%s\\0' "$@"`],
-      {
-        encoding: 'utf8',
-      },
-    )
-    assert.equal(words.status, 0, words.stderr)
-    const argv = words.stdout.split('\0').slice(0, -1)
-    const tokens = argv[argv.indexOf('--tokens-file') + 1] as string
-    try {
-      const { code, err } = await run(argv, REPO_ROOT)
-      assert.equal(code, 0, err)
-      assert.equal(err, written(tokens))
-      assert.equal(JSON.parse(readFileSync(tokens, 'utf8')).url, 'http://127.0.0.1:8931/mcp')
-    } finally {
-      if (tokens.startsWith(tmpdir())) rmSync(dirname(tokens), { recursive: true, force: true })
+  test('each serving line really runs from the repository root: exit 0 and the tokens file written (serving stubbed)', async () => {
+    // The history line names ./eurofxref-hist.zip in the folder it is run from: a scratch folder linking the shared file.
+    const withHistory = join(scratch, 'readme-cwd')
+    mkdirSync(withHistory, { recursive: true })
+    if (existsSync(HISTORY_ZIP)) symlinkSync(HISTORY_ZIP, join(withHistory, 'eurofxref-hist.zip'))
+    const serving = lines.filter((l) => !l.startsWith('npx quenchz tokens'))
+    assert.equal(serving.length, 2)
+    for (const line of serving) {
+      const argv = words(line)
+      const cwd = argv.includes('--history') ? withHistory : REPO_ROOT
+      if (cwd === withHistory && !existsSync(HISTORY_ZIP)) continue
+      const tokens = argv[argv.indexOf('--tokens-file') + 1] as string
+      try {
+        const { code, err } = await run(argv, cwd)
+        assert.equal(code, 0, err)
+        assert.equal(err, written(tokens))
+        assert.equal(JSON.parse(readFileSync(tokens, 'utf8')).url, 'http://127.0.0.1:8931/mcp')
+      } finally {
+        if (tokens.startsWith(tmpdir())) rmSync(dirname(tokens), { recursive: true, force: true })
+      }
     }
+  })
+
+  test('the renewal line uses only the flags of `quenchz tokens`', () => {
+    const renew = lines.filter((l) => l.startsWith('npx quenchz tokens'))
+    assert.equal(renew.length, 1)
+    const argv = words(renew[0] as string, { ...process.env, TOKENS: '/tmp/t.json' }).slice(1)
+    for (const flag of argv.filter((a) => a.startsWith('--'))) assert.ok(flag.slice(2) in TOKENS_FLAGS, flag)
   })
 })
