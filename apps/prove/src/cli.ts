@@ -1,8 +1,13 @@
-// `node dist/cli.js <manifest.json>`: proves a server that is already running.
-import { proveFromManifest } from './prove.js'
+// `prove MANIFEST.json`: proves a server that is already running (node dist/cli.js <manifest.json>).
+import { PROVE_HELP, readCommandLine } from './command-line.js'
+import { EXIT, proveFromManifest } from './prove.js'
 
-process.exitCode = await proveFromManifest(
-  process.argv[2],
-  (l) => process.stdout.write(`${l}\n`),
-  (l) => process.stderr.write(`${l}\n`),
-)
+const out = (l: string) => process.stdout.write(`${l}\n`)
+const err = (l: string) => process.stderr.write(`${l}\n`)
+const line = readCommandLine(process.argv.slice(2), { help: PROVE_HELP, positionals: 1 }, { out, err })
+if ('exit' in line) process.exitCode = line.exit
+else if (line.values.positionals[0] === undefined) {
+  err('prove: the token manifest is missing: prove MANIFEST.json')
+  err('see prove --help')
+  process.exitCode = EXIT.cannotRun
+} else process.exitCode = await proveFromManifest(line.values.positionals[0], out, err)

@@ -7,6 +7,7 @@ import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { RUNNER_HELP, readCommandLine } from './command-line.js'
 import { EXIT, proveFromManifest } from './prove.js'
 
 const WAIT_MS = 60_000
@@ -53,9 +54,48 @@ export function serverArgs(port: number, manifest: string, extra: readonly strin
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
-/** Runs the whole proof; resolves with the exit code. */
-export async function runProofs(out: (line: string) => void, err: (line: string) => void): Promise<number> {
-  const port = process.env.QUENCHZ_PORT ? Number(process.env.QUENCHZ_PORT) : await freePort()
+/** Whether `port` on 127.0.0.1 is free: the runner says so before starting a server that could not listen. */
+async function portInUse(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = createServer()
+    probe.once('error', (error: Error & { code?: string }) => resolve(error.code === 'EADDRINUSE'))
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(false)))
+  })
+}
+
+/** Runs the whole proof; resolves with the exit code. `argv` takes `--port N`, `-h`/`--help`, `--version`. */
+export async function runProofs(
+  out: (line: string) => void,
+  err: (line: string) => void,
+  argv: readonly string[] = [],
+): Promise<number> {
+  const line = readCommandLine(
+    argv,
+    { help: RUNNER_HELP, options: { port: { type: 'string' } }, positionals: 0 },
+    {
+      out,
+      err,
+    },
+  )
+  if ('exit' in line) return line.exit
+  const chosen = line.values.options.port ?? (process.env.QUENCHZ_PORT || undefined)
+  if (chosen !== undefined && !/^\d{1,5}$/.test(chosen)) {
+    err('prove: --port (or QUENCHZ_PORT) must be an integer from 1 to 65535')
+    err('see prove --help')
+    return EXIT.cannotRun
+  }
+  const port = chosen !== undefined ? Number(chosen) : await freePort()
+  if (port < 1 || port > 65535) {
+    err('prove: --port (or QUENCHZ_PORT) must be an integer from 1 to 65535')
+    err('see prove --help')
+    return EXIT.cannotRun
+  }
+  if (chosen !== undefined && (await portInUse(port))) {
+    err(
+      `prove: port ${port} on 127.0.0.1 is already in use; choose another with --port N, or leave it out for a free one`,
+    )
+    return EXIT.cannotRun
+  }
   const dir = mkdtempSync(join(tmpdir(), 'quenchz-proof-'))
   const manifest = join(dir, 'manifest.json')
   const extra = (process.env.QUENCHZ_ARGS ?? '').split(/\s+/).filter((a) => a !== '')
@@ -123,5 +163,6 @@ if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.
   process.exitCode = await runProofs(
     (l) => process.stdout.write(`${l}\n`),
     (l) => process.stderr.write(`${l}\n`),
+    process.argv.slice(2),
   )
 }
