@@ -70,6 +70,11 @@ function getWithHost(port: number, path: string, host: string): Promise<{ status
 const tokensOf = (path: string) => (JSON.parse(readFileSync(path, 'utf8')) as { tokens: Record<string, string> }).tokens
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
+/** The server's log lines arrive through a pipe, after the answer they describe: wait (bounded) for a line. */
+async function logged(server: Running, text: string): Promise<void> {
+  for (let i = 0; i < 200 && !server.err().includes(text); i++) await sleep(10)
+}
+
 async function remint(path: string, extra: string[] = []) {
   const lines: string[] = []
   const code = await main(['tokens', '--tokens-file', path, ...extra], { stderr: (l) => lines.push(l), cwd: scratch })
@@ -101,6 +106,7 @@ describe('tokens: a documented lifetime, renewed without a restart', () => {
     })
     assert.equal(refused.status, 401)
     assert.match(refused.headers.get('www-authenticate') ?? '', /^Bearer error="invalid_token"/)
+    await logged(server, '"token refused"')
     const warned = server
       .err()
       .split('\n')
@@ -209,6 +215,7 @@ describe('logs', () => {
     await client.callTool('calendar.why', { day: '2026-04-03' })
     await client.callTool('series.cataloguz', { secretish: 'argument-value-7f3a' })
     await client.close()
+    await logged(server, '"call refused"')
     const lines = server
       .err()
       .split('\n')
