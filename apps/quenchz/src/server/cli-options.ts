@@ -110,7 +110,7 @@ export function helpText(head: string, flags: Record<string, FlagSpec>, tail = '
   const rows = Object.entries(flags).map(([name, spec]) => {
     const left = `${spec.short ? `-${spec.short}, ` : '    '}--${name}${spec.value ? ` ${spec.value}` : ''}`
     const shown = spec.shown ? ` (default: ${spec.shown})` : ''
-    return `  ${left.padEnd(28)} ${spec.help}${shown}`
+    return `  ${left.padEnd(30)} ${spec.help}${shown}`
   })
   return `${head}\n\noptions:\n${rows.join('\n')}\n${tail}`
 }
