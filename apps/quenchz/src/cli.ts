@@ -190,6 +190,10 @@ async function serve(plan: ServePlan, io: CliIo, cwd: string): Promise<number | 
   if (plan.port === 0 && !(await mint(running.url))) return fail()
   io.stderr(announcement(plan, running.url, source))
   stopOnSignals(opened)
+  // However the process ends (an uncaught error included), the key that can mint tokens does not outlive it.
+  const keptKey =
+    plan.tokensPath !== undefined && identity.issuer !== undefined ? keyPathFor(plan.tokensPath) : undefined
+  if (keptKey !== undefined) process.once('exit', () => removeKeyFile(keptKey))
   return 'serving'
 }
 
