@@ -57,12 +57,14 @@ export class FairScheduler implements CallScheduler {
   run<T>(caller: string, work: () => Promise<T>): Promise<T> {
     const state = this.#state(caller)
     return new Promise<T>((resolve, reject) => {
-      // The slot is freed before the caller hears back, so the next call can start in the same turn.
+      // The slot is freed before the caller hears back. The next waiting call starts on a later turn of the event
+      // loop (setImmediate), never straight from this one: started back to back from promise continuations, a queue
+      // of one caller's calls could run without the loop ever reading another caller's request off its socket.
       const finish = () => {
         this.#inService--
         state.inService--
         if (state.inService === 0 && state.queue.length === 0) this.#callers.delete(caller)
-        this.#next()
+        this.#scheduleNext()
       }
       const start = () => {
         this.#inService++
@@ -97,6 +99,16 @@ export class FairScheduler implements CallScheduler {
       this.#callers.set(caller, state)
     }
     return state
+  }
+
+  #nextPending = false
+  #scheduleNext(): void {
+    if (this.#nextPending) return
+    this.#nextPending = true
+    setImmediate(() => {
+      this.#nextPending = false
+      this.#next()
+    })
   }
 
   // Starts waiting calls while slots are free: each time, the waiting caller under its own limit that was served
