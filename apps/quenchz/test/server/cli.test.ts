@@ -6,7 +6,7 @@ import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { after, describe, test } from 'node:test'
-import { main } from '../../src/cli.ts'
+import { allowListOf, main } from '../../src/cli.ts'
 import { SERVE_FLAGS, TOKENS_FLAGS } from '../../src/server/cli-options.ts'
 import { CASSETTES, HISTORY_ZIP, NO_CASSETTES, REPO_ROOT } from './support/shared.ts'
 
@@ -315,5 +315,20 @@ describe('the README server commands', () => {
     assert.equal(renew.length, 1)
     const argv = words(renew[0] as string, { ...process.env, TOKENS: '/tmp/t.json' }).slice(1)
     for (const flag of argv.filter((a) => a.startsWith('--'))) assert.ok(flag.slice(2) in TOKENS_FLAGS, flag)
+  })
+})
+
+describe('the hosts a bind answers for (allowListOf)', () => {
+  const resource = 'https://quenchz.invalid/mcp'
+  test('a wildcard bind answers the loopback names too, and the public URL’s host', () => {
+    const list = allowListOf({ host: '0.0.0.0', resource: 'https://rates.example/mcp', allowedHosts: [] })
+    for (const h of ['127.0.0.1', '127.0.0.1:*', 'localhost', 'localhost:*', 'rates.example']) {
+      assert.ok(list.hosts.includes(h), h)
+    }
+    assert.ok(list.origins.includes('https://rates.example') && list.origins.includes('http://localhost:*'))
+  })
+  test('a specific non-loopback bind answers its own address, not the loopback names', () => {
+    const list = allowListOf({ host: '192.0.2.7', resource, allowedHosts: ['gw.internal:8443'] })
+    assert.deepEqual(list.hosts, ['192.0.2.7', '192.0.2.7:*', 'quenchz.invalid', 'gw.internal:8443'])
   })
 })
