@@ -237,7 +237,19 @@ describe('installed from npm pack tarballs into an empty prefix', { timeout: 600
     const port = await freePort()
     const server = await startServer(
       bin('quenchz'),
-      ['--port', String(port), '--tokens-file', tokens, '--source', 'recordings', '--recordings', recordings],
+      // The frozen budget clock is what the proofs ask for (the served default refills on the wall clock).
+      [
+        '--port',
+        String(port),
+        '--tokens-file',
+        tokens,
+        '--budget-clock',
+        'frozen',
+        '--source',
+        'recordings',
+        '--recordings',
+        recordings,
+      ],
       { cwd: elsewhere, env: process.env },
       /listening on http:\/\//,
     )
