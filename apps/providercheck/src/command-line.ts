@@ -1,4 +1,5 @@
 import { validateHeaderValue } from 'node:http'
+import { parseReportCommand, type ReportPageCommand } from './report-command.js'
 
 /** The secret's environment variable (the seed's). */
 export const SECRET_ENV = 'PROVIDERCHECK_SANDBOX_SIGNING_SECRET'
@@ -16,6 +17,8 @@ export interface RunCommand {
   transaction: string
   subscription: string
   json: string | undefined
+  /** -html FILE: the report as one self-contained HTML page. */
+  html: string | undefined
   era: 'auto' | '2026-07-28' | 'legacy'
   /** -edge-header 'Name: value' (repeatable), in command-line order; values are never printed. */
   edgeHeaders: Record<string, string>
@@ -24,7 +27,9 @@ export interface RunCommand {
 export type Command =
   | RunCommand
   | { kind: 'verify'; file: string }
+  | ReportPageCommand
   | { kind: 'help' }
+  | { kind: 'version' }
   | { kind: 'usage_error'; message: string }
 
 const VALUE_FLAGS = [
@@ -35,27 +40,32 @@ const VALUE_FLAGS = [
   'transaction',
   'subscription',
   'json',
+  'html',
   'era',
   'edge-header',
 ] as const
-const BOOLEAN_FLAGS = ['sandbox', 'allow-private', 'h', 'help'] as const
+const BOOLEAN_FLAGS = ['sandbox', 'allow-private', 'h', 'help', 'version'] as const
 const REQUIRED = ['transport', 'base-url', 'tenant', 'customer', 'transaction', 'subscription'] as const
 
 export const USAGE = `usage: providercheck -sandbox -transport mcp [-allow-private] -base-url URL -tenant ID
-                     -customer REF -transaction REF -subscription REF [-json FILE] [-era auto|2026-07-28|legacy]
-                     [-edge-header 'Name: value' ...]
+                     -customer REF -transaction REF -subscription REF [-json FILE] [-html FILE]
+                     [-era auto|2026-07-28|legacy] [-edge-header 'Name: value' ...]
        providercheck verify REPORT
-       providercheck -h
+       providercheck report REPORT -o FILE
+       providercheck -h | --version
 
 Flags take one dash or two (-base-url or --base-url; -flag=value works too).
 -transport mcp is the only transport so far (rest is not supported yet).
+-json FILE writes the sealed report; -html FILE writes it as one self-contained HTML page (both are checked
+writable before any request); 'providercheck report REPORT -o FILE' writes the page of an existing report.
 The signing secret comes from ${SECRET_ENV} (a sandbox secret, srmps_…).
 A bearer token, when the provider requires one, comes from ${BEARER_TOKEN_ENV} (never a flag: a token on the
 command line leaks into shell history and process lists); it is sent as Authorization: Bearer on every request.
 -edge-header 'Name: value' (repeatable) sends an edge/WAF header on every request; protocol and signature headers
 (Host, Authorization, Content-Type, Accept, Mcp-*, X-SupportRoute-*, …) are refused. Only header names are printed.
 Exit codes: 0 every check passed (or did not apply); 1 a check failed or was skipped because a check it
-needs did not pass, or a report does not verify; 2 usage error.`
+needs did not pass (or its fixture was unsuitable), or a report does not verify; 2 usage error; 130 interrupted
+(Ctrl-C: the checks that ended are written as a partial report).`
 
 /** Parses the command line (without node and the script). Never throws. */
 export function parseCommandLine(argv: readonly string[]): Command {
@@ -65,6 +75,7 @@ export function parseCommandLine(argv: readonly string[]): Command {
     }
     return { kind: 'verify', file: argv[1] }
   }
+  if (argv[0] === 'report') return parseReportCommand(argv.slice(1))
   const values = new Map<string, string>()
   const flags = new Set<string>()
   const edgeHeaders = new Map<string, string>()
@@ -101,6 +112,7 @@ export function parseCommandLine(argv: readonly string[]): Command {
     values.set(name, value)
   }
   if (flags.has('h') || flags.has('help')) return { kind: 'help' }
+  if (flags.has('version')) return { kind: 'version' }
   const missing: string[] = REQUIRED.filter((f) => !values.has(f)).map((f) => `-${f}`)
   if (!flags.has('sandbox')) missing.unshift('-sandbox')
   if (missing.length > 0) return { kind: 'usage_error', message: `missing: ${missing.join(', ')}` }
@@ -115,6 +127,10 @@ export function parseCommandLine(argv: readonly string[]): Command {
   const era = values.get('era') ?? 'auto'
   if (era !== 'auto' && era !== '2026-07-28' && era !== 'legacy')
     return { kind: 'usage_error', message: '-era must be auto, 2026-07-28 or legacy' }
+  if (!URL.canParse(values.get('base-url') as string))
+    return { kind: 'usage_error', message: '-base-url must be an absolute URL (https://host/path)' }
+  if (values.has('json') && values.get('json') === values.get('html'))
+    return { kind: 'usage_error', message: '-json and -html name the same file' }
   return {
     kind: 'run',
     sandbox: true,
@@ -126,6 +142,7 @@ export function parseCommandLine(argv: readonly string[]): Command {
     transaction: values.get('transaction') as string,
     subscription: values.get('subscription') as string,
     json: values.get('json'),
+    html: values.get('html'),
     era,
     // fromEntries defines own properties, so even a header named __proto__ stays a plain entry.
     edgeHeaders: Object.fromEntries(edgeHeaders),

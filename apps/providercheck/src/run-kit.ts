@@ -1,14 +1,9 @@
 import { randomUUID } from 'node:crypto'
 import { type Era, PlatformClient, PlatformClientError } from '@tollgate/platform-client'
-import {
-  CheckFailure,
-  type CheckResult,
-  type Fixtures,
-  type KitContext,
-  type KitCredentials,
-  NotApplicable,
-} from './check-types.js'
+import type { CheckResult, Fixtures, KitContext, KitCredentials } from './check-types.js'
 import { CHECKS } from './checks/index.js'
+import { CheckFailure, KitConfigError, NotApplicable, UnsuitableFixture } from './errors.js'
+import { ExchangeRecorder } from './exchange-recorder.js'
 import { SCHEMA_LIMITS } from './profile/schema-limits.js'
 import type { CheckId } from './requirements.js'
 
@@ -28,12 +23,18 @@ export interface KitOptions {
   /** The mcp_profile budget; default the seed's 15 000 ms (lowered only by tests). */
   profileBudgetMs?: number
   now?: () => number
+  /** Stops the run between checks or during one (the check in flight is dropped): the run ends interrupted. */
+  signal?: AbortSignal
+  /** Keep what a failing check sent and what came back on its result (shortened, secrets scrubbed). */
+  recordExchanges?: boolean
 }
 
 export interface KitRun {
   results: CheckResult[]
   /** true only when every check passed (a not-applicable skip counts as passing; a dependency skip does not). */
   passed: boolean
+  /** true when options.signal stopped the run: results hold only the checks that ended. */
+  interrupted: boolean
   era: Era | undefined
   /** Whether a bearer token was sent and which edge header names (never values). */
   credentials: KitCredentials
@@ -59,11 +60,6 @@ const CLIENT_CODES: Record<string, string> = {
   ERR_PLATFORM_INVALID_RESULT: 'invalid_result',
   ERR_PLATFORM_DISCOVERY: 'discovery_failed',
   ERR_PLATFORM_TOOL_LIST: 'invalid_tool_list',
-}
-
-/** The kit was configured with something the platform client refuses (a reserved edge header, a bad token). */
-export class KitConfigError extends Error {
-  readonly code = 'ERR_PROVIDERCHECK_CONFIG'
 }
 
 /** What a run sends besides the signature: whether a bearer token, and the edge header NAMES (never values). */
@@ -112,7 +108,8 @@ function newClient(options: KitOptions): PlatformClient {
  */
 export async function runKit(options: KitOptions, onResult: (result: CheckResult) => void = () => {}): Promise<KitRun> {
   const now = options.now ?? Date.now
-  const client = newClient(options)
+  const recorder = options.recordExchanges === true ? new ExchangeRecorder(secretsOf(options)) : undefined
+  const client = recorder?.wrap(newClient(options)) ?? newClient(options)
   const ctx: KitContext = {
     client,
     fixtures: options.fixtures,
@@ -127,6 +124,7 @@ export async function runKit(options: KitOptions, onResult: (result: CheckResult
   const results: CheckResult[] = []
   const verdicts = new Map<CheckId, CheckResult>()
   for (const check of CHECKS) {
+    if (options.signal?.aborted === true) break
     const started = now()
     const blocked = check.needs.map((id) => verdicts.get(id)).find((r) => r?.verdict !== 'pass')
     let result: CheckResult
@@ -143,19 +141,48 @@ export async function runKit(options: KitOptions, onResult: (result: CheckResult
         durationMs: 0,
       }
     } else {
-      result = await runOne(check.id, () => check.run(ctx), started, now)
+      const ended = await untilAborted(
+        runOne(check.id, () => check.run(ctx), started, now),
+        options.signal,
+      )
+      if (ended === undefined) break
+      const exchanges = recorder?.take() ?? []
+      result = ended.verdict === 'fail' && exchanges.length > 0 ? { ...ended, exchanges } : ended
     }
     verdicts.set(check.id, result)
     results.push(result)
     onResult(result)
   }
+  const interrupted = options.signal?.aborted === true
   return {
     results,
-    passed: results.every(passedOrNotApplicable),
+    passed: !interrupted && results.every(passedOrNotApplicable),
+    interrupted,
     era: ctx.state.era,
     credentials: ctx.credentials,
     startedAt,
     finishedAt: new Date(now()),
+  }
+}
+
+/** Every value the kit holds that no excerpt may show. */
+function secretsOf(options: KitOptions): string[] {
+  return [options.secret, options.bearerToken ?? '', ...Object.values(options.edgeHeaders ?? {})]
+}
+
+/** The promise's value, or undefined as soon as the signal aborts (the promise is left to settle unobserved). */
+async function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T | undefined> {
+  if (signal === undefined) return promise
+  if (signal.aborted) return undefined
+  let onAbort = () => {}
+  const aborted = new Promise<undefined>((resolve) => {
+    onAbort = () => resolve(undefined)
+    signal.addEventListener('abort', onAbort, { once: true })
+  })
+  try {
+    return await Promise.race([promise, aborted])
+  } finally {
+    signal.removeEventListener('abort', onAbort)
   }
 }
 
@@ -184,6 +211,7 @@ async function runOne(
   } catch (error) {
     if (error instanceof CheckFailure) return end('fail', error.failureCode, error.message)
     if (error instanceof NotApplicable) return end('skip', 'not_applicable', error.message)
+    if (error instanceof UnsuitableFixture) return end('skip', 'unsuitable_fixture', error.message)
     if (error instanceof PlatformClientError) {
       const code = CLIENT_CODES[error.code] ?? 'client_error'
       const hint = code === 'base_url_rejected' ? ' (a local server needs -allow-private)' : ''

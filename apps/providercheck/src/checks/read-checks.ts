@@ -4,8 +4,10 @@ import {
   TOOL_LIST_MAX_DEPTH,
   UnexpectedHttpStatus,
 } from '@tollgate/platform-client'
-import { type CheckDefinition, CheckFailure, type KitContext, NotApplicable } from '../check-types.js'
+import { formatAmount } from '../amounts.js'
+import type { CheckDefinition, KitContext } from '../check-types.js'
 import { BEARER_TOKEN_ENV } from '../command-line.js'
+import { CheckFailure, NotApplicable } from '../errors.js'
 import { judgeProfile } from '../profile/judge-profile.js'
 import { SCHEMA_LIMITS } from '../profile/schema-limits.js'
 import { callOk, expect, isObj, type Obj } from './call-helpers.js'
@@ -168,7 +170,7 @@ export const getTransaction: CheckDefinition = {
     expect(value.transaction_ref === ctx.fixtures.transaction, 'sr_get_transaction answered another transaction_ref')
     ctx.state.transaction = value
     const amount = value.amount as { amount_minor: number; currency: string }
-    return `${ctx.fixtures.transaction}: ${String(value.state)}, ${amount.amount_minor} ${amount.currency} minor units`
+    return `${ctx.fixtures.transaction}: ${String(value.state)}, ${formatAmount(amount.amount_minor, amount.currency)}`
   },
 }
 

@@ -1,4 +1,6 @@
-import { type CheckDefinition, CheckFailure, type KitContext } from '../check-types.js'
+import { formatAmount } from '../amounts.js'
+import type { CheckDefinition, KitContext } from '../check-types.js'
+import { CheckFailure, UnsuitableFixture } from '../errors.js'
 import {
   callOk,
   callRefused,
@@ -16,7 +18,16 @@ async function freshTransaction(ctx: KitContext): Promise<Obj> {
 }
 
 // A partial amount: the seed's 2000 minor units, or less when less is left (at least 1 unit stays).
+// A charge that never took money cannot be refunded: the fixture is wrong, not the provider.
+function requireSucceeded(ctx: KitContext, tx: Obj): void {
+  if (tx.state === 'succeeded') return
+  throw new UnsuitableFixture(
+    `${ctx.fixtures.transaction} is ${String(tx.state)}: the refund checks need a succeeded charge with at least 2 minor units left to refund; pass one as -transaction`,
+  )
+}
+
 function partialAmount(ctx: KitContext, tx: Obj): { amount_minor: number; currency: string } {
+  requireSucceeded(ctx, tx)
   const left = refundableMinor(tx)
   if (left < 2) {
     throw new CheckFailure(
@@ -39,7 +50,7 @@ export const refundDryRun: CheckDefinition = {
     const amount = partialAmount(ctx, before)
     const value = await callOk(ctx, 'sr_refund', { request: refundRequest(ctx, amount, true) })
     await expectHarmlessDryRun(value, before, () => freshTransaction(ctx), 'transaction')
-    return `would_succeed for ${amount.amount_minor} ${amount.currency}; the transaction is unchanged`
+    return `would_succeed for ${formatAmount(amount.amount_minor, amount.currency)}; the transaction is unchanged`
   },
 }
 
@@ -65,7 +76,7 @@ export const refund: CheckDefinition = {
       const recorded = (after.refunds as Obj[]).some((r) => r.idempotency_key === key)
       if (!recorded) throw new CheckFailure('refund_not_recorded', 'the transaction lists no refund under the key')
     }
-    return `${amount.amount_minor} ${amount.currency} refunded: ${String(value.status)}`
+    return `${formatAmount(amount.amount_minor, amount.currency)} refunded: ${String(value.status)}`
   },
 }
 
@@ -108,6 +119,7 @@ export const refundExceeds: CheckDefinition = {
   needs: ['get_transaction', 'mcp_profile'],
   async run(ctx) {
     const tx = await freshTransaction(ctx)
+    requireSucceeded(ctx, tx)
     const left = refundableMinor(tx)
     const amount = { amount_minor: left + 1, currency: (tx.amount as { currency: string }).currency }
     const args = { idempotency_key: ctx.newKey('refund'), request: refundRequest(ctx, amount, false) }
