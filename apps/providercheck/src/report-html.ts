@@ -284,12 +284,13 @@ a { color: #0969da; }
 .timeline { background: #fff; border: 1px solid var(--line); border-radius: 10px; padding: 12px 16px; }
 .tl-row { display: flex; align-items: center; gap: 10px; height: 20px; }
 .tl-id { width: 190px; flex: none; font-size: 12.5px; color: var(--muted); }
-.tl-track { flex: 1; display: flex; align-items: center; gap: 6px; border-left: 1px solid var(--line); height: 100%; }
+.tl-track { flex: 1; display: flex; align-items: center; gap: 6px; border-left: 1px solid var(--line); height: 100%;
+  padding-right: 64px; }
 .tl-bar { display: inline-block; height: 11px; min-width: 2px; border-radius: 3px; flex: none; }
 .tl-ms { font-size: 11.5px; color: var(--muted); white-space: nowrap; }
 .bar-pass { background: var(--pass); } .bar-fail { background: var(--fail); } .bar-skip { background: var(--skip); }
 .bar-na { background: var(--na); }
-.tl-axis { display: flex; justify-content: space-between; margin-left: 200px; font-size: 11.5px; color: var(--muted); }
+.tl-axis { display: flex; justify-content: space-between; margin: 0 64px 0 200px; font-size: 11.5px; color: var(--muted); }
 .failure { background: #fff; border: 1px solid var(--line); border-left: 4px solid var(--fail); border-radius: 10px;
   padding: 14px 18px; margin: 0 0 14px; }
 .failure .reason { margin: 0 0 4px; font-size: 14.5px; }

@@ -2,7 +2,7 @@
 // verified by `providercheck verify`, and a tampered copy refused.
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
@@ -47,6 +47,10 @@ test('the CLI passes a fresh provider, writes a sealed report that verifies, and
     assert.match(lines[1] as string, /^discovery {14}pass {2}- {26}/)
     assert.match(lines[21] as string, /^summary: 20 pass, 0 fail, 0 skip of 20 checks in \d+ ms \(2026-07-28\): PASS$/)
     assert.doesNotMatch(r.stdout + r.stderr, new RegExp(SECRET))
+    // Amounts read unambiguously: never `2000 USD`, always the minor units with the major amount beside them.
+    assert.match(r.stdout, /^refund +pass +- +2000 minor \(20\.00 USD\) refunded: succeeded/m)
+    assert.match(r.stdout, /^get_transaction +pass +- +ch_1001: succeeded, 4999 minor \(49\.99 USD\)/m)
+    assert.doesNotMatch(r.stdout, /\d (USD|EUR)\b(?! *\))/)
 
     const ok = await run(['src/cli.ts', 'verify', report], env)
     assert.equal(ok.code, 0, ok.stderr)
@@ -72,6 +76,17 @@ test('the demo script runs the kit against a fresh fakemerchant and exits with i
     assert.match(r.stdout, /summary: 20 pass, 0 fail, 0 skip of 20 checks/)
     assert.match(r.stdout, /seal verified/)
     assert.ok(existsSync(report))
+    // Kept: the page beside the report, and the secret in a 0600 file with the command that reads it.
+    assert.match(readFileSync(join(dir, 'kept.html'), 'utf8'), /data-testid="outcome">PASS</)
+    const secretFile = join(dir, 'kept.secret')
+    assert.equal(statSync(secretFile).mode & 0o777, 0o600)
+    const secret = readFileSync(secretFile, 'utf8').trim()
+    assert.match(secret, /^srmps_[0-9a-f]{48}$/)
+    assert.ok(!r.stdout.includes(secret) && !r.stderr.includes(secret), 'the secret never reaches the terminal')
+    const command = `PROVIDERCHECK_SANDBOX_SIGNING_SECRET="$(cat ${secretFile})" npx providercheck verify ${report}`
+    assert.ok(r.stdout.includes(`  ${command}\n`), r.stdout)
+    const verified = await run(['src/cli.ts', 'verify', report], { PROVIDERCHECK_SANDBOX_SIGNING_SECRET: secret })
+    assert.equal(verified.code, 0, verified.stderr)
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
