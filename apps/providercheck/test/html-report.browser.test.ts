@@ -1,6 +1,7 @@
 // The HTML report as a person sees it, in headless Chromium: a real failing run's page (verdicts, counts, the
 // failing row and what it sent and got back), the `report` subcommand's seal status, and hostile provider bytes
 // staying inert text. A full-page screenshot goes to <tmpdir>/providercheck-screenshots/.
+// biome-ignore-all lint/performance/useDomNodeTextContent: playwright's page.innerText is the rendered text a person sees (CSS applied), which is what these assertions are about
 import assert from 'node:assert/strict'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
