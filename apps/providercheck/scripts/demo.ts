@@ -39,7 +39,8 @@ try {
   // PROVIDERCHECK_DEMO_REPORT keeps the sealed report (and its HTML page beside it); by default both go with the
   // temporary directory.
   const kept = process.env.PROVIDERCHECK_DEMO_REPORT
-  const report = kept === undefined ? join(dir, 'report.json') : resolve(kept)
+  // A relative path is relative to where the user ran npm (INIT_CWD), not to the package folder npm runs in.
+  const report = kept === undefined ? join(dir, 'report.json') : resolve(process.env.INIT_CWD ?? '.', kept)
   const page = besideReport(report, '.html')
   io.out(
     `$ providercheck -sandbox -transport mcp -allow-private -base-url ${provider.url} -tenant 0199a3c1-0a0b-7c0d-8e0f-101112131415 -customer cus_1001 -transaction ch_1001 -subscription sub_1001 -json report.json -html report.html`,
