@@ -149,6 +149,9 @@ test('hostile bytes from a provider are shown as text and never run', { skip }, 
     assert.equal(await page.innerText('[data-testid=target]'), report.target.base_url)
     assert.match(await page.innerText('#check-describe pre.received'), /<\/pre><script>window.__pwned = 1<\/script>/)
     assert.deepEqual(requests, [pathToFileURL(html).href], 'the img never loaded')
+    // Defence in depth: even a script element that got into the page would not run under its CSP.
+    await page.addScriptTag({ content: 'window.__csp = 1' }).catch(() => undefined)
+    assert.equal(await page.evaluate('typeof window.__csp'), 'undefined', 'the CSP blocks inline scripts')
   } finally {
     await browser.close()
     rmSync(dir, { recursive: true, force: true })
