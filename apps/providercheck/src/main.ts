@@ -160,7 +160,8 @@ async function run(
     io.out(`report: ${command.json} (${partial}sealed; check it with: providercheck verify ${command.json})`)
   }
   if (command.html !== undefined) {
-    if (!writeOutput(command.html, renderReportHtml(report, { state: 'sealed' }), io)) return EXIT.usage
+    if (!writeOutput(command.html, renderReportHtml(report, { state: 'sealed', kept: command.json !== undefined }), io))
+      return EXIT.usage
     io.out(`html: ${command.html} (${partial}open it in a browser)`)
   }
   return exit

@@ -6,7 +6,7 @@ import { type CheckId, REQUIREMENTS } from './requirements.js'
 
 /** What is known about the report's seal when the page is written. */
 export type SealStatus =
-  | { state: 'sealed' } // written by this run, sealed with its secret just now
+  | { state: 'sealed'; kept: boolean } // sealed by this run just now; kept: the JSON report was written too
   | { state: 'verified' }
   | { state: 'not_verified'; reason: string }
   | { state: 'not_checked' } // no secret at hand
@@ -108,7 +108,9 @@ ${rows}
 function sealHtml(seal: SealStatus): string {
   switch (seal.state) {
     case 'sealed':
-      return '<span class="seal seal-ok">sealed</span> HMAC-SHA256 with the sandbox signing secret, written by this run'
+      return seal.kept
+        ? '<span class="seal seal-ok">sealed</span> HMAC-SHA256 with the sandbox signing secret, by this run; the JSON report carries the seal'
+        : '<span class="seal seal-unknown">sealed, not kept</span> this run wrote no JSON report (-json FILE keeps one to verify)'
     case 'verified':
       return '<span class="seal seal-ok">verified</span> with the secret in PROVIDERCHECK_SANDBOX_SIGNING_SECRET'
     case 'not_verified':
@@ -277,7 +279,7 @@ table.checks { width: 100%; border-collapse: collapse; background: #fff; border:
 tr.row-fail { background: #fff5f5; } tr.row-fail td:first-child { box-shadow: inset 4px 0 var(--fail); }
 tr.row-skip td:first-child { box-shadow: inset 4px 0 var(--skip); }
 tr.row-notrun { color: var(--muted); }
-.pill { display: inline-block; font-weight: 700; font-size: 12px; padding: 1px 9px; border-radius: 10px; }
+.pill { display: inline-block; font-weight: 700; font-size: 12px; padding: 1px 9px; border-radius: 10px; white-space: nowrap; }
 .pill-pass { background: var(--pass-bg); color: var(--pass); } .pill-fail { background: var(--fail-bg); color: var(--fail); }
 .pill-skip { background: var(--skip-bg); color: var(--skip); } .pill-na, .pill-notrun { background: var(--na-bg); color: var(--na); }
 a { color: #0969da; }

@@ -139,7 +139,7 @@ test('hostile bytes from a provider are shown as text and never run', { skip }, 
   const browser = await openBrowser()
   try {
     const html = join(dir, 'hostile.html')
-    writeFileSync(html, renderReportHtml(report, { state: 'sealed' }))
+    writeFileSync(html, renderReportHtml(report, { state: 'sealed', kept: true }))
     const { page, requests } = browser
     await page.goto(pathToFileURL(html).href)
     assert.equal(await page.evaluate('typeof window.__pwned'), 'undefined')
