@@ -129,15 +129,19 @@ export async function runKit(options: KitOptions, onResult: (result: CheckResult
     const blocked = check.needs.map((id) => verdicts.get(id)).find((r) => r?.verdict !== 'pass')
     let result: CheckResult
     if (blocked !== undefined) {
-      // A check resting on one that does not apply does not apply either; on a failed or skipped one it is skipped.
+      // A check resting on one that does not apply does not apply either; on one whose fixture was unsuitable it
+      // cannot run for the same reason; on a failed or skipped one it is skipped.
       const notApplicable = blocked.code === 'not_applicable'
+      const unsuitable = blocked.code === 'unsuitable_fixture'
       result = {
         id: check.id,
         verdict: 'skip',
-        code: notApplicable ? 'not_applicable' : 'dependency_failed',
+        code: notApplicable ? 'not_applicable' : unsuitable ? 'unsuitable_fixture' : 'dependency_failed',
         reason: notApplicable
           ? `${blocked.id} does not apply: ${blocked.reason}`
-          : `needs ${blocked.id} to pass (it ended ${blocked.verdict})`,
+          : unsuitable
+            ? `needs ${blocked.id}, skipped for an unsuitable fixture (see its reason)`
+            : `needs ${blocked.id} to pass (it ended ${blocked.verdict})`,
         durationMs: 0,
       }
     } else {

@@ -26,8 +26,12 @@ test('a paused subscription as -subscription skips the cancel checks as unsuitab
   assert.deepEqual(Object.fromEntries(notPassing), {
     cancel_dry_run: 'skip unsuitable_fixture',
     cancel_at_period_end: 'skip unsuitable_fixture',
-    cancel_again: 'skip dependency_failed',
+    cancel_again: 'skip unsuitable_fixture',
   })
+  assert.equal(
+    run.results.find((r) => r.id === 'cancel_again')?.reason,
+    'needs cancel_at_period_end, skipped for an unsuitable fixture (see its reason)',
+  )
   const dryRun = run.results.find((r) => r.id === 'cancel_dry_run')
   assert.equal(
     dryRun?.reason,
@@ -45,4 +49,20 @@ test('a failed charge as -transaction skips the refund checks as unsuitable_fixt
     /^ch_4001 is failed: the refund checks need a succeeded charge .*; pass one as -transaction$/,
   )
   assert.equal(v.get_transaction, 'pass', 'the provider answered the charge correctly')
+})
+
+test("a subscription of another customer is named as an unsuitable fixture, not a gap in the provider's list", async () => {
+  // The likely slip: the seed's customer with the paused subscription of another customer.
+  const run = await runWith({ customer: 'cus_1001', transaction: 'ch_1001', subscription: 'sub_3001' })
+  const notPassing = Object.entries(verdicts(run.results)).filter(([, v]) => v !== 'pass')
+  assert.deepEqual(Object.fromEntries(notPassing), {
+    list_transactions: 'skip unsuitable_fixture',
+    cancel_dry_run: 'skip unsuitable_fixture',
+    cancel_at_period_end: 'skip unsuitable_fixture',
+    cancel_again: 'skip unsuitable_fixture',
+  })
+  assert.equal(
+    run.results.find((r) => r.id === 'list_transactions')?.reason,
+    'sub_3001 belongs to cus_3001, not cus_1001: pass a subscription of cus_1001 as -subscription, or -customer cus_3001',
+  )
 })
