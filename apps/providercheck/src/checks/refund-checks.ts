@@ -32,7 +32,7 @@ function partialAmount(ctx: KitContext, tx: Obj): { amount_minor: number; curren
   if (left < 2) {
     throw new CheckFailure(
       'fixture_exhausted',
-      `${ctx.fixtures.transaction} has ${left} minor units left to refund: restart the provider with fresh data`,
+      `${ctx.fixtures.transaction} has ${formatAmount(left, (tx.amount as { currency: string }).currency)} left to refund: restart the provider with fresh data`,
     )
   }
   return { amount_minor: Math.min(2000, left - 1), currency: (tx.amount as { currency: string }).currency }
