@@ -123,8 +123,10 @@ export async function runKit(options: KitOptions, onResult: (result: CheckResult
   const startedAt = new Date(now())
   const results: CheckResult[] = []
   const verdicts = new Map<CheckId, CheckResult>()
+  let interrupted = false
   for (const check of CHECKS) {
-    if (options.signal?.aborted === true) break
+    interrupted = options.signal?.aborted === true
+    if (interrupted) break
     const started = now()
     const blocked = check.needs.map((id) => verdicts.get(id)).find((r) => r?.verdict !== 'pass')
     let result: CheckResult
@@ -149,6 +151,7 @@ export async function runKit(options: KitOptions, onResult: (result: CheckResult
         runOne(check.id, () => check.run(ctx), started, now),
         options.signal,
       )
+      interrupted = ended === undefined
       if (ended === undefined) break
       const exchanges = recorder?.take() ?? []
       result = ended.verdict === 'fail' && exchanges.length > 0 ? { ...ended, exchanges } : ended
@@ -157,7 +160,6 @@ export async function runKit(options: KitOptions, onResult: (result: CheckResult
     results.push(result)
     onResult(result)
   }
-  const interrupted = options.signal?.aborted === true
   return {
     results,
     passed: !interrupted && results.every(passedOrNotApplicable),
