@@ -6,6 +6,7 @@ import {
   callRefused,
   expect,
   expectHarmlessDryRun,
+  isObj,
   type Obj,
   refundableMinor,
   sameJson,
@@ -92,8 +93,16 @@ export const refundReplay: CheckDefinition = {
         `the replay answered ${out.kind === 'error' ? `${out.code} (${out.status})` : 'nothing'}`,
       )
     }
-    if (!sameJson(out.value, first.value))
-      throw new CheckFailure('replay_differs', 'the same key and arguments answered a different result')
+    if (!sameJson(out.value, first.value)) {
+      // Name the fields that changed, so a person sees what the replay got wrong without diffing two excerpts.
+      const replayed = isObj(out.value) ? out.value : {}
+      const fields = [...new Set([...Object.keys(first.value), ...Object.keys(replayed)])]
+      const changed = fields.filter((field) => !sameJson(first.value[field], replayed[field]))
+      throw new CheckFailure(
+        'replay_differs',
+        `the same key and arguments answered a different result (${changed.join(', ') || 'its shape'} changed)`,
+      )
+    }
     return 'the same key and arguments replay the identical result'
   },
 }
