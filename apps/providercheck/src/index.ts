@@ -2,7 +2,6 @@
 // Everything exported here is public API.
 
 export { formatAmount } from './amounts.js'
-export { canonicalJson } from './canonical-json.js'
 export type { CheckResult, Fixtures, KitCredentials, VerdictName } from './check-types.js'
 export { CHECKS } from './checks/index.js'
 export {

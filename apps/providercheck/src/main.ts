@@ -83,7 +83,7 @@ export async function main(
 /** The usage-error convention of every Tollgate CLI: the one problem, then where the usage is. Exit 2. */
 function usageError(message: string, io: Output): number {
   io.err(`providercheck: ${message}`)
-  io.err('see providercheck -h')
+  io.err('see providercheck --help')
   return EXIT.usage
 }
 

@@ -103,7 +103,7 @@ test('an edge header the protocol or the signature owns is refused with a usage 
     assert.equal(r.code, 2, name)
     assert.match(r.err, message)
     // The usage-error convention: the one problem, then where the usage is, never the whole usage again.
-    assert.match(r.err, /\nsee providercheck -h$/)
+    assert.match(r.err, /\nsee providercheck --help$/)
     assert.doesNotMatch(r.err, /^usage: providercheck/m)
     assert.doesNotMatch(r.err, /SECRETVALUE|at .*\.ts:\d+/)
     assert.equal(r.out, '', 'nothing runs')

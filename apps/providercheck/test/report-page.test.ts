@@ -55,7 +55,7 @@ test('a file that is not a report is refused with the reason, exit 1, and no pag
     }
     const missing = await cli(['report', join(dir, 'nope.json'), '-o', page])
     assert.equal(missing.code, 2)
-    assert.deepEqual(missing.err.slice(1), ['see providercheck -h'])
+    assert.deepEqual(missing.err.slice(1), ['see providercheck --help'])
     assert.match(missing.err[0] as string, /^providercheck: cannot read the report /)
   } finally {
     rmSync(dir, { recursive: true, force: true })

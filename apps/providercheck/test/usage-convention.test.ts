@@ -1,6 +1,6 @@
 // The command-line convention every Tollgate CLI follows, pinned for providercheck: -h/--help and --version exit 0;
 // a usage error is exit 2 with exactly two stderr lines (the one problem naming the flag, then `see providercheck
-// -h`) and nothing run; output paths that cannot be written are refused before any request.
+// --help`) and nothing run; output paths that cannot be written are refused before any request.
 import assert from 'node:assert/strict'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:http'
@@ -28,7 +28,7 @@ function usageProblem(r: { code: number; out: string[]; err: string[] }, label: 
   assert.equal(r.code, 2, label)
   assert.deepEqual(r.out, [], `${label}: nothing is printed on stdout`)
   assert.equal(r.err.length, 2, `${label}: ${r.err.join(' | ')}`)
-  assert.equal(r.err[1], 'see providercheck -h', label)
+  assert.equal(r.err[1], 'see providercheck --help', label)
   assert.match(r.err[0] as string, /^providercheck: /, label)
   return r.err[0] as string
 }
