@@ -52,3 +52,33 @@ test('a failing check records the call and the answer, shortened, with echoed se
     server.close()
   }
 })
+
+test('over REST a failing check records the REST call and the answer, with echoed secrets redacted', async () => {
+  const server = createServer((req, res) => {
+    const body = JSON.stringify({ echoed: req.headers, secret: SECRET })
+    res.writeHead(500, { 'content-type': 'application/json' }).end(body)
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  try {
+    const run = await runKit({
+      transport: 'rest',
+      baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      secret: SECRET,
+      allowPrivate: true,
+      fixtures: FIXTURES,
+      bearerToken: TOKEN,
+      edgeHeaders: { 'X-Edge-Key': EDGE_VALUE },
+      recordExchanges: true,
+    })
+    assert.equal(run.transport, 'rest')
+    const discovery = run.results[0]
+    assert.equal(discovery?.verdict, 'fail')
+    const first = (discovery?.exchanges ?? [])[0] as { sent: string; received: string }
+    assert.match(first.sent, /^REST call of sr_describe \{\}/)
+    assert.match(first.received, /HTTP 500/)
+    const all = JSON.stringify(discovery?.exchanges)
+    for (const secret of [TOKEN, EDGE_VALUE, SECRET]) assert.ok(!all.includes(secret), 'no secret in an excerpt')
+  } finally {
+    server.close()
+  }
+})
