@@ -54,6 +54,7 @@ test('every version literal in the code equals the root version', () => {
   for (const known of [
     'apps/preflight/src/outcomes.ts',
     'apps/provider/src/mcp/create-server.ts',
+    'apps/prove/src/command-line.ts',
     'apps/providercheck/src/version.ts',
     'apps/quenchz/src/server/constants.ts',
   ]) {

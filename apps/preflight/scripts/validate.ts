@@ -16,7 +16,7 @@ interface Case {
   args: string[]
   cwd: string
   /** File whose SHA-256 is recorded before and after; undefined = not applicable (missing, FIFO, directory, args). */
-  hashed?: string
+  hashed?: string | undefined
   outcome: string
   exit_code: number
   diagnostic: string

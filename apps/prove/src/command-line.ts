@@ -1,12 +1,10 @@
 // The command lines of `prove MANIFEST` (src/cli.ts) and the runner (src/run-proofs.ts), alike: -h/--help and
 // --version print and exit 0; an unknown flag or a bad value is one line naming it, then `see prove --help`, exit 2.
-import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 
-/** This package's version (src/ and dist/ both sit one level under the package). */
-export const VERSION = (
-  JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
-).version
+/** This package's version, pinned to the root's by the repository's version test (the installed bundle has no
+ * package.json beside its code). */
+export const VERSION = '0.1.0'
 
 export const PROVE_HELP = `usage: prove MANIFEST.json       prove a quenchz that is already running, from its token manifest
 

@@ -57,7 +57,9 @@ if (kind === 'provider') {
     return server
   })
   const node = toNodeHandler(handler)
-  process.stdout.write(`READY ${await listen(createServer((req, res) => void node(req, res)))}\n`)
+  process.stdout.write(
+    `READY ${await listen(createServer((req, res) => void node(req as Parameters<typeof node>[0], res)))}\n`,
+  )
 } else if (kind === 'v1-sessionful') {
   process.stdout.write(`READY ${await listen(await v1SessionfulServer())}\n`)
 } else if (kind === 'raw') {

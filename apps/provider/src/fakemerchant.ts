@@ -96,6 +96,8 @@ async function main(): Promise<number> {
   const port = str('port') === undefined ? 12112 : parsePort(str('port') as string)
   if (typeof port !== 'number') return usage(port.problem)
   const host = str('host') ?? '127.0.0.1'
+  const publicHost = str('public-host')
+  const stripPrefix = str('strip-prefix')
   let leaseMs: number | undefined
   let settleAfterMs: number | undefined
   let retentionDays: number | undefined
@@ -135,8 +137,8 @@ async function main(): Promise<number> {
       host,
       port,
       store: choice.store,
-      ...(str('public-host') !== undefined && { publicHost: str('public-host') }),
-      ...(str('strip-prefix') !== undefined && { stripPrefix: str('strip-prefix') }),
+      ...(publicHost !== undefined && { publicHost }),
+      ...(stripPrefix !== undefined && { stripPrefix }),
       ...(leaseMs !== undefined && { inProgressLeaseMs: leaseMs }),
       // Replicas of one deployment share this key so a 2025-era session opened on one continues on another.
       ...(sessionKey !== undefined && { sessionKey }),

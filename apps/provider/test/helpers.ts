@@ -68,7 +68,7 @@ export interface AnyClient {
   callTool(name: string, args: Record<string, unknown>, meta?: Record<string, unknown>): Promise<CallResult>
   listTools(): Promise<{ name: string; inputSchema: unknown; outputSchema?: unknown }[]>
   close(): Promise<void>
-  protocolEra?: string
+  protocolEra?: string | undefined
 }
 
 export interface CallResult {

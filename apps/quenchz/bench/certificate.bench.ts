@@ -4,7 +4,6 @@
 import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { performance } from 'node:perf_hooks'
-import { fileURLToPath } from 'node:url'
 import { sharedDir } from '@tollgate/test-support'
 import {
   buildCertificate,
@@ -18,7 +17,6 @@ import {
   type RatesSource,
 } from '../src/rates/index.js'
 
-const _here = fileURLToPath(new URL('.', import.meta.url))
 const zip = resolve(sharedDir(), 'data/ecb/eurofxref-hist.zip')
 
 const from = parseIsoDay('1999-01-04') as number

@@ -1,8 +1,8 @@
 // `quenchz [--port 8931] --tokens-file PATH [...]`: the MCP server with an in-process issuer (or a real issuer's
 // JWKS), and `quenchz tokens --tokens-file PATH`: fresh tokens for a running server. Serving is a sequence of named
 // steps; every resource a step opens is closed in reverse order when a later step fails or the process is stopped.
-import { mkdirSync, readFileSync } from 'node:fs'
-import { dirname, resolve } from 'node:path'
+import { mkdirSync } from 'node:fs'
+import { dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import {
   type Audience,
@@ -29,7 +29,7 @@ import {
   TOKENS_FLAGS,
   type UsageProblem,
 } from './server/cli-options.js'
-import { DEFAULT_PORT, ISSUER } from './server/constants.js'
+import { DEFAULT_PORT, ISSUER, SERVER_INFO } from './server/constants.js'
 import { connectBudgetStore, probeJwks, type SharedBudgetStore, shownUrl } from './server/deployment.js'
 import { isInside, repositoryRoot } from './server/repository-guard.js'
 import {
@@ -45,9 +45,9 @@ import { buildTokenManifest, writeTokenManifest } from './server/token-manifest.
 
 const here = dirname(fileURLToPath(import.meta.url))
 
-/** This package's version (src/ and dist/ both sit one level under the package). */
-export const VERSION = (JSON.parse(readFileSync(resolve(here, '..', 'package.json'), 'utf8')) as { version: string })
-  .version
+/** This package's version: the literal the repository's version test pins to the root's (the installed bundle has
+ * no package.json beside its code, so reading one at run time would fail there). */
+export const VERSION: string = SERVER_INFO.version
 
 export const HELP = helpText(
   `usage: quenchz --tokens-file PATH [options]      serve, minting tokens with an in-process issuer

@@ -180,7 +180,8 @@ export function createMcpEndpoint(options: EndpointOptions): McpEndpoint {
       }
     }
     // Modern requests and the modern leg's own rejections: the SDK answers, from the parsed message.
-    await options.modern(req, res, message === undefined ? null : message)
+    // exactOptionalPropertyTypes: node's IncomingMessage and the SDK's NodeIncomingMessageLike differ only in `?:` vs `| undefined`.
+    await options.modern(req as Parameters<typeof options.modern>[0], res, message === undefined ? null : message)
   }
 
   function refuseAdmission(

@@ -29,7 +29,7 @@ if (kind === 'bare') {
       return server
     }),
   )
-  const server = createServer((req, res) => void handler(req, res))
+  const server = createServer((req, res) => void handler(req as Parameters<typeof handler>[0], res))
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
   const port = (server.address() as AddressInfo).port
   console.log(JSON.stringify({ url: `http://127.0.0.1:${port}/mcp`, tokens: {} }))

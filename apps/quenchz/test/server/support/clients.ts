@@ -16,7 +16,7 @@ export interface AnyClient {
   era: string | undefined
   server: { name: string; version: string } | undefined
   instructions: string | undefined
-  listTools(): Promise<{ tools: Array<{ name: string; outputSchema?: unknown; description?: string }> }>
+  listTools(): Promise<{ tools: Array<{ name: string; outputSchema?: unknown; description?: string | undefined }> }>
   callTool(name: string, args: Record<string, unknown>): Promise<ToolResult>
   close(): Promise<void>
 }
