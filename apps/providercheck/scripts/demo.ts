@@ -1,11 +1,11 @@
 // npm run demo: for each transport (MCP, then REST), fakemerchant (the real provider on demo data) on a fresh
 // temporary SQLite file with a freshly generated sandbox secret on a free port; providercheck against it with the
-// seed's fixtures, lines streamed; the sealed report verified; the server stopped. Exits non-zero when either
-// transport's run (or its seal) fails.
+// seed's fixtures, lines streamed; the sealed report and its HTML page written and the seal verified; the server
+// stopped. Exits non-zero when either transport's run (or its seal) fails.
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, parse, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { startProvider } from '@tollgate/provider'
 import { main, type Output } from '../src/index.js'
@@ -38,7 +38,7 @@ export async function runDemo(options: DemoOptions): Promise<number> {
   const codes = [await demo('mcp', options), await demo('rest', options)]
   const { io } = options
   if (options.kept === undefined)
-    io.out('(the reports go with the temporary directories; PROVIDERCHECK_DEMO_REPORT=FILE keeps them)')
+    io.out('(the reports and their pages go with the temporary directories; PROVIDERCHECK_DEMO_REPORT=FILE keeps them)')
   io.out(`demo: mcp ${codes[0] === 0 ? 'PASS' : 'FAIL'}, rest ${codes[1] === 0 ? 'PASS' : 'FAIL'}`)
   return codes.find((c) => c !== 0) ?? 0
 }
@@ -64,23 +64,51 @@ async function demo(transport: Transport, options: DemoOptions): Promise<number>
     const url = transport === 'mcp' ? provider.url : provider.baseUrl
     io.out(`fakemerchant: ${url} (${transport}; fresh SQLite in a temporary directory, new sandbox secret)`)
     const env = { PROVIDERCHECK_SANDBOX_SIGNING_SECRET: secret }
+    // `kept` keeps the sealed report (with its HTML page and secret beside it); by default all go with the
+    // temporary directory. A relative path is relative to where the user ran npm (INIT_CWD), not the package folder.
+    const keptPath = kept === undefined ? undefined : resolve(process.env.INIT_CWD ?? '.', kept)
     const report =
-      kept === undefined
+      keptPath === undefined
         ? join(dir, 'report.json')
         : transport === 'mcp'
-          ? kept
-          : kept.replace(/(\.[^./]*)?$/, (ext) => `-rest${ext}`)
+          ? keptPath
+          : keptPath.replace(/(\.[^./]*)?$/, (ext) => `-rest${ext}`)
+    const page = besideReport(report, '.html')
     const argv = ['-sandbox', '-transport', transport, '-allow-private', '-base-url', url, ...FIXTURE_FLAGS]
-    io.out(`$ providercheck ${argv.join(' ')} -json report.json`)
-    let code = await main([...argv, '-json', report], env, io)
+    io.out(`$ providercheck ${argv.join(' ')} -json report.json -html report.html`)
+    let code = await main([...argv, '-json', report, '-html', page], env, io)
     io.out('$ providercheck verify report.json')
     // A report that does not verify fails the demo even when every check passed.
     const verified = await main(['verify', report], env, io)
     if (code === 0 && verified !== 0) code = verified
+    if (keptPath !== undefined) keepSecret(report, secret, io)
     return code
   } finally {
     await stop()
   }
+}
+
+/** The report's path with another extension: report.json → report.html. */
+function besideReport(path: string, extension: string): string {
+  const { dir: folder, name } = parse(path)
+  return join(folder, `${name}${extension}`)
+}
+
+// The seal can only be checked with the demo's random secret: keep it beside the report in a file only its owner
+// can read, and print the command that reads it. The secret itself never reaches stdout.
+function keepSecret(reportPath: string, secret: string, io: Output): void {
+  const secretFile = besideReport(reportPath, '.secret')
+  writeFileSync(secretFile, `${secret}\n`, { mode: 0o600 })
+  chmodSync(secretFile, 0o600) // an existing file keeps its old mode on write
+  io.out(`kept: ${reportPath} (sealed) and ${besideReport(reportPath, '.html')} (open it in a browser)`)
+  io.out(`the demo's signing secret is in ${secretFile} (mode 0600); check the seal with:`)
+  io.out(
+    `  PROVIDERCHECK_SANDBOX_SIGNING_SECRET="$(cat ${shellQuote(secretFile)})" npx providercheck verify ${shellQuote(reportPath)}`,
+  )
+}
+
+function shellQuote(text: string): string {
+  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replaceAll("'", "'\\''")}'`
 }
 
 // Run as a script (npm run demo): print to the terminal; PROVIDERCHECK_DEMO_REPORT=FILE keeps the reports.

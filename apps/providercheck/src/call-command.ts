@@ -5,8 +5,8 @@ import { randomUUID } from 'node:crypto'
 import { PROFILE_TOOLS } from '@tollgate/contract'
 import { PlatformClient, PlatformClientError, UnexpectedHttpStatus } from '@tollgate/platform-client'
 import { parsePlain } from '@tollgate/strict-json'
+import { amountsIn } from './amounts.js'
 import type { CallCommand } from './command-line.js'
-import { amountsIn } from './money.js'
 
 /** Where call writes: one call per line, without the newline. */
 export interface CallOutput {

@@ -1,4 +1,6 @@
+// Types only: what a check is, what it returns and what it sees. The classes a check throws are in errors.ts.
 import type { CallContext, Era, PlatformClient, Transport } from '@tollgate/platform-client'
+import type { Exchange } from './exchange-recorder.js'
 import type { CheckId } from './requirements.js'
 
 export type VerdictName = 'pass' | 'fail' | 'skip'
@@ -10,20 +12,9 @@ export interface CheckResult {
   code: string | null
   reason: string
   durationMs: number
+  /** A failing check's calls: what was sent and what came back (only with recordExchanges). */
+  exchanges?: Exchange[]
 }
-
-/** Thrown by a check body: the check fails with this stable code and one-line reason. */
-export class CheckFailure extends Error {
-  constructor(
-    readonly failureCode: string,
-    reason: string,
-  ) {
-    super(reason)
-  }
-}
-
-/** Thrown by a check body when the check does not apply to this provider (e.g. a capability not declared). */
-export class NotApplicable extends Error {}
 
 /** What the fixtures and earlier checks established; later checks read it. */
 export interface KitState {

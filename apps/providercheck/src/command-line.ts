@@ -1,4 +1,5 @@
 import { validateHeaderValue } from 'node:http'
+import { parseReportCommand, type ReportPageCommand } from './report-command.js'
 
 /** The secret's environment variable (the seed's). */
 export const SECRET_ENV = 'PROVIDERCHECK_SANDBOX_SIGNING_SECRET'
@@ -16,6 +17,8 @@ export interface RunCommand {
   transaction: string
   subscription: string
   json: string | undefined
+  /** -html FILE: the report as one self-contained HTML page. */
+  html: string | undefined
   era: 'auto' | '2026-07-28' | 'legacy'
   /** -edge-header 'Name: value' (repeatable), in command-line order; values are never printed. */
   edgeHeaders: Record<string, string>
@@ -38,7 +41,9 @@ export type Command =
   | RunCommand
   | CallCommand
   | { kind: 'verify'; file: string }
+  | ReportPageCommand
   | { kind: 'help' }
+  | { kind: 'version' }
   | { kind: 'usage_error'; message: string }
 
 const VALUE_FLAGS = [
@@ -49,22 +54,26 @@ const VALUE_FLAGS = [
   'transaction',
   'subscription',
   'json',
+  'html',
   'era',
   'edge-header',
 ] as const
-const BOOLEAN_FLAGS = ['sandbox', 'allow-private', 'h', 'help'] as const
+const BOOLEAN_FLAGS = ['sandbox', 'allow-private', 'h', 'help', 'version'] as const
 const REQUIRED = ['transport', 'base-url', 'tenant', 'customer', 'transaction', 'subscription'] as const
 
 export const USAGE = `usage: providercheck -sandbox -transport mcp|rest [-allow-private] -base-url URL -tenant ID
-                     -customer REF -transaction REF -subscription REF [-json FILE] [-era auto|2026-07-28|legacy]
-                     [-edge-header 'Name: value' ...]
+                     -customer REF -transaction REF -subscription REF [-json FILE] [-html FILE]
+                     [-era auto|2026-07-28|legacy] [-edge-header 'Name: value' ...]
        providercheck call -transport mcp|rest [-allow-private] -base-url URL [-era …] [-edge-header …] TOOL 'JSON-ARGS'
        providercheck verify REPORT
-       providercheck -h
+       providercheck report REPORT -o FILE
+       providercheck -h | --version
 
 Flags take one dash or two (-base-url or --base-url; -flag=value works too).
 -transport mcp: -base-url is the MCP endpoint (http://localhost:12112/mcp). -transport rest: -base-url is the base
 URL the /v1/… routes hang from, a path prefix allowed (http://localhost:12112). -era applies to mcp only.
+-json FILE writes the sealed report; -html FILE writes it as one self-contained HTML page (both are checked
+writable before any request); 'providercheck report REPORT -o FILE' writes the page of an existing report.
 call makes one signed call exactly as the platform does (TOOL is a profile tool, e.g. sr_get_transaction;
 JSON-ARGS its MCP arguments, e.g. '{"transaction_ref":"ch_1001"}') and prints status, outcome and body.
 The signing secret comes from ${SECRET_ENV} (a sandbox secret, srmps_…).
@@ -73,7 +82,8 @@ command line leaks into shell history and process lists); it is sent as Authoriz
 -edge-header 'Name: value' (repeatable) sends an edge/WAF header on every request; protocol and signature headers
 (Host, Authorization, Content-Type, Accept, Mcp-*, X-SupportRoute-*, …) are refused. Only header names are printed.
 Exit codes: 0 every check passed (or did not apply); 1 a check failed or was skipped because a check it
-needs did not pass, or a report does not verify; 2 usage error.`
+needs did not pass (or its fixture was unsuitable), or a report does not verify; 2 usage error; 130 interrupted
+(Ctrl-C: the checks that ended are written as a partial report).`
 
 /** Parses the command line (without node and the script). Never throws. */
 export function parseCommandLine(argv: readonly string[]): Command {
@@ -84,6 +94,7 @@ export function parseCommandLine(argv: readonly string[]): Command {
     }
     return { kind: 'verify', file: argv[1] }
   }
+  if (argv[0] === 'report') return parseReportCommand(argv.slice(1))
   const values = new Map<string, string>()
   const flags = new Set<string>()
   const edgeHeaders = new Map<string, string>()
@@ -120,12 +131,17 @@ export function parseCommandLine(argv: readonly string[]): Command {
     values.set(name, value)
   }
   if (flags.has('h') || flags.has('help')) return { kind: 'help' }
+  if (flags.has('version')) return { kind: 'version' }
   const missing: string[] = REQUIRED.filter((f) => !values.has(f)).map((f) => `-${f}`)
   if (!flags.has('sandbox')) missing.unshift('-sandbox')
   if (missing.length > 0) return { kind: 'usage_error', message: `missing: ${missing.join(', ')}` }
   const binding = transportAndEra(values)
   if ('message' in binding) return { kind: 'usage_error', message: binding.message }
   const { transport, era } = binding
+  if (!URL.canParse(values.get('base-url') as string))
+    return { kind: 'usage_error', message: '-base-url must be an absolute URL (https://host/path)' }
+  if (values.has('json') && values.get('json') === values.get('html'))
+    return { kind: 'usage_error', message: '-json and -html name the same file' }
   return {
     kind: 'run',
     sandbox: true,
@@ -137,6 +153,7 @@ export function parseCommandLine(argv: readonly string[]): Command {
     transaction: values.get('transaction') as string,
     subscription: values.get('subscription') as string,
     json: values.get('json'),
+    html: values.get('html'),
     era,
     // fromEntries defines own properties, so even a header named __proto__ stays a plain entry.
     edgeHeaders: Object.fromEntries(edgeHeaders),
@@ -176,6 +193,8 @@ function parseCall(argv: readonly string[]): Command {
       allowPrivate = true
       continue
     }
+    // The -h/--help convention of every Tollgate CLI holds after `call` too.
+    if ((name === 'h' || name === 'help') && match[2] === undefined) return { kind: 'help' }
     if (!(CALL_VALUE_FLAGS as readonly string[]).includes(name))
       return { kind: 'usage_error', message: `call: unknown flag -${name}` }
     const value = match[2] ?? argv[++i]

@@ -3,7 +3,11 @@ import { secretEnvironment } from '@tollgate/signing'
 import { runCall } from './call-command.js'
 import type { CheckResult } from './check-types.js'
 import { BEARER_TOKEN_ENV, type Command, parseCommandLine, type RunCommand, SECRET_ENV, USAGE } from './command-line.js'
+import { outputPathProblem } from './output-files.js'
 import { buildReport, verifyReport } from './report.js'
+import { writeReportPage } from './report-command.js'
+import { renderReportHtml } from './report-html.js'
+import { CHECK_IDS } from './requirements.js'
 import { credentialsOf, type KitOptions, kitOptionsProblem, runKit } from './run-kit.js'
 import { KIT_NAME, KIT_VERSION } from './version.js'
 
@@ -15,6 +19,13 @@ export interface Output {
 
 /** Exit codes: every check passed / a check failed or was skipped (or a report does not verify) / usage. */
 export const EXIT = { pass: 0, fail: 1, usage: 2 } as const
+/** The exit code of a run stopped by Ctrl-C (128 + SIGINT, as shells report it). */
+export const EXIT_INTERRUPTED = 130
+
+/** How the bin controls a run: `signal` aborts it (Ctrl-C), ending it as interrupted. */
+export interface RunControl {
+  signal?: AbortSignal
+}
 
 /** One check's line: id, verdict, code ('-' on a pass), reason, duration. A stable format (pinned in tests). */
 export function formatLine(result: CheckResult): string {
@@ -22,13 +33,24 @@ export function formatLine(result: CheckResult): string {
 }
 
 /** The CLI: parses argv, runs the kit or verifies a report, prints, and returns the exit code. */
-export async function main(argv: readonly string[], env: NodeJS.ProcessEnv, io: Output): Promise<number> {
+export async function main(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+  io: Output,
+  control: RunControl = {},
+): Promise<number> {
   let command: Command = parseCommandLine(argv)
   const secret = env[SECRET_ENV] ?? ''
   if (command.kind === 'help') {
     io.out(USAGE)
     return EXIT.pass
   }
+  if (command.kind === 'version') {
+    io.out(`${KIT_NAME} ${KIT_VERSION}`)
+    return EXIT.pass
+  }
+  // The page of an existing report needs no secret: without one its seal is shown as not checked.
+  if (command.kind === 'report') return reportPage(writeReportPage(command, secret), io)
   if (command.kind === 'usage_error' && command.message.startsWith('missing:') && secret === '') {
     command = { kind: 'usage_error', message: `${command.message}, ${SECRET_ENV} (environment)` }
   } else if (command.kind !== 'usage_error' && secret === '') {
@@ -36,11 +58,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
   } else if (command.kind !== 'usage_error' && secretEnvironment(secret) !== 'sandbox') {
     command = { kind: 'usage_error', message: `${SECRET_ENV} must hold a sandbox signing secret (srmps_…)` }
   }
-  if (command.kind === 'usage_error') {
-    io.err(`providercheck: ${command.message}`)
-    io.err(USAGE)
-    return EXIT.usage
-  }
+  if (command.kind === 'usage_error') return usageError(command.message, io)
   if (command.kind === 'verify') return verify(command.file, secret, io)
   // An empty variable counts as unset (`export VAR=` is how shells clear one).
   const bearerToken = env[BEARER_TOKEN_ENV] === '' ? undefined : env[BEARER_TOKEN_ENV]
@@ -50,11 +68,35 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
   if (problem !== undefined) {
     // The client's reason names a header, never a value; say which input it came from.
     const source = problem.startsWith('the bearer token') ? ` (${BEARER_TOKEN_ENV})` : ' (-edge-header)'
-    io.err(`providercheck: ${problem}${source}`)
-    io.err(USAGE)
-    return EXIT.usage
+    return usageError(`${problem}${source}`, io)
   }
-  return run(command as RunCommand, options, secret, io)
+  // Before any request: a run that refunds and cancels must not lose its verdict to an unwritable path.
+  const outputs = [
+    ['-json', command.json],
+    ['-html', command.html],
+  ] as const
+  for (const [flag, path] of outputs) {
+    const pathProblem = path === undefined ? undefined : outputPathProblem(flag, path)
+    if (pathProblem !== undefined) return usageError(pathProblem, io)
+  }
+  return run(command, options, secret, io, control)
+}
+
+/** The usage-error convention of every Tollgate CLI: the one problem, then where the usage is. Exit 2. */
+function usageError(message: string, io: Output): number {
+  io.err(`providercheck: ${message}`)
+  io.err('see providercheck --help')
+  return EXIT.usage
+}
+
+function reportPage(outcome: ReturnType<typeof writeReportPage>, io: Output): number {
+  if (outcome.exit === 0) {
+    io.out(outcome.message)
+    return EXIT.pass
+  }
+  if (outcome.exit === EXIT.usage) return usageError(outcome.problem, io)
+  io.err(`providercheck: ${outcome.problem}`)
+  return outcome.exit
 }
 
 function kitOptions(command: RunCommand, secret: string, bearerToken: string | undefined): KitOptions {
@@ -84,27 +126,61 @@ function credentialsNote(options: KitOptions): string {
   )
 }
 
-async function run(command: RunCommand, options: KitOptions, secret: string, io: Output): Promise<number> {
+async function run(
+  command: RunCommand,
+  options: KitOptions,
+  secret: string,
+  io: Output,
+  control: RunControl,
+): Promise<number> {
   io.out(
     `${KIT_NAME} ${KIT_VERSION}: transport ${command.transport}, sandbox, ${command.baseUrl}${credentialsNote(options)}`,
   )
-  const kit = await runKit(options, (result) => io.out(formatLine(result)))
+  const writesReport = command.json !== undefined || command.html !== undefined
+  const kit = await runKit(
+    {
+      ...options,
+      ...(control.signal !== undefined && { signal: control.signal }),
+      ...(writesReport && { recordExchanges: true }),
+    },
+    (result) => io.out(formatLine(result)),
+  )
   const n = (v: string) => kit.results.filter((r) => r.verdict === v).length
   const ms = kit.finishedAt.getTime() - kit.startedAt.getTime()
-  io.out(
-    `summary: ${n('pass')} pass, ${n('fail')} fail, ${n('skip')} skip of ${kit.results.length} checks in ${ms} ms (${kit.transport === 'rest' ? 'rest' : (kit.era ?? 'era unknown')}): ${kit.passed ? 'PASS' : 'FAIL'}`,
-  )
-  if (command.json !== undefined) {
-    const report = buildReport(kit, command, secret)
-    try {
-      writeFileSync(command.json, `${JSON.stringify(report, null, 2)}\n`)
-    } catch {
-      io.err(`providercheck: cannot write the report to ${command.json}`)
-      return EXIT.usage
-    }
-    io.out(`report: ${command.json} (sealed; check it with: providercheck verify ${command.json})`)
+  if (kit.interrupted) {
+    io.out(
+      `interrupted: ${kit.results.length} of ${CHECK_IDS.length} checks ended (${n('pass')} pass, ${n('fail')} fail, ${n('skip')} skip) in ${ms} ms: no verdict`,
+    )
+  } else {
+    io.out(
+      `summary: ${n('pass')} pass, ${n('fail')} fail, ${n('skip')} skip of ${kit.results.length} checks in ${ms} ms (${kit.transport === 'rest' ? 'rest' : (kit.era ?? 'era unknown')}): ${kit.passed ? 'PASS' : 'FAIL'}`,
+    )
   }
-  return kit.passed ? EXIT.pass : EXIT.fail
+  const exit = kit.interrupted ? EXIT_INTERRUPTED : kit.passed ? EXIT.pass : EXIT.fail
+  if (!writesReport) return exit
+  const report = buildReport(kit, command, secret)
+  const partial = kit.interrupted ? 'partial, ' : ''
+  if (command.json !== undefined) {
+    if (!writeOutput(command.json, `${JSON.stringify(report, null, 2)}\n`, io)) return EXIT.usage
+    io.out(`report: ${command.json} (${partial}sealed; check it with: providercheck verify ${command.json})`)
+  }
+  if (command.html !== undefined) {
+    if (!writeOutput(command.html, renderReportHtml(report, { state: 'sealed', kept: command.json !== undefined }), io))
+      return EXIT.usage
+    io.out(`html: ${command.html} (${partial}open it in a browser)`)
+  }
+  return exit
+}
+
+function writeOutput(path: string, text: string, io: Output): boolean {
+  try {
+    writeFileSync(path, text)
+    return true
+  } catch {
+    // Checked before the run; reaching here means the path changed during it.
+    io.err(`providercheck: cannot write ${path}`)
+    return false
+  }
 }
 
 function verify(file: string, secret: string, io: Output): number {

@@ -1,6 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import { parsePlain } from '@tollgate/strict-json'
 import type { CheckResult } from './check-types.js'
+import { CHECK_IDS } from './requirements.js'
 import { canonicalJson } from './rfc8785-canonical-json.js'
 import type { KitRun } from './run-kit.js'
 import { KIT_NAME, KIT_VERSION } from './version.js'
@@ -18,10 +19,23 @@ export interface Report {
   credentials: { bearer_token: boolean; edge_headers: string[] }
   started_at: string
   finished_at: string
-  outcome: 'pass' | 'fail'
+  /** 'interrupted': Ctrl-C stopped the run; `checks` holds the checks that ended, `not_run` the others. */
+  outcome: 'pass' | 'fail' | 'interrupted'
   summary: { pass: number; fail: number; skip: number }
-  checks: { id: string; verdict: string; code: string | null; reason: string; duration_ms: number }[]
+  checks: ReportCheck[]
+  /** Checks that never ran because the run was interrupted (empty otherwise). */
+  not_run: string[]
   seal: string
+}
+
+export interface ReportCheck {
+  id: string
+  verdict: string
+  code: string | null
+  reason: string
+  duration_ms: number
+  /** A failing check's calls: what was sent and what came back (shortened, secrets scrubbed). */
+  exchanges?: { sent: string; received: string }[]
 }
 
 export interface ReportTarget {
@@ -48,7 +62,7 @@ export function buildReport(run: KitRun, target: ReportTarget, secret: string): 
     credentials: { bearer_token: run.credentials.bearerToken, edge_headers: [...run.credentials.edgeHeaderNames] },
     started_at: run.startedAt.toISOString(),
     finished_at: run.finishedAt.toISOString(),
-    outcome: run.passed ? 'pass' : 'fail',
+    outcome: run.interrupted ? 'interrupted' : run.passed ? 'pass' : 'fail',
     summary: count(run.results),
     checks: run.results.map((r) => ({
       id: r.id,
@@ -56,7 +70,9 @@ export function buildReport(run: KitRun, target: ReportTarget, secret: string): 
       code: r.code,
       reason: r.reason,
       duration_ms: r.durationMs,
+      ...(r.exchanges !== undefined && { exchanges: r.exchanges.map((e) => ({ sent: e.sent, received: e.received })) }),
     })),
+    not_run: CHECK_IDS.filter((id) => !run.results.some((r) => r.id === id)),
   }
   return { ...unsealed, seal: sealOf(unsealed, secret) }
 }

@@ -1,15 +1,9 @@
 import { randomUUID } from 'node:crypto'
 import { type Era, PlatformClient, PlatformClientError, type Transport } from '@tollgate/platform-client'
-import {
-  type CheckDefinition,
-  CheckFailure,
-  type CheckResult,
-  type Fixtures,
-  type KitContext,
-  type KitCredentials,
-  NotApplicable,
-} from './check-types.js'
+import type { CheckDefinition, CheckResult, Fixtures, KitContext, KitCredentials } from './check-types.js'
 import { CHECKS } from './checks/index.js'
+import { CheckFailure, KitConfigError, NotApplicable, UnsuitableFixture } from './errors.js'
+import { ExchangeRecorder } from './exchange-recorder.js'
 import { SCHEMA_LIMITS } from './profile/schema-limits.js'
 import type { CheckId } from './requirements.js'
 
@@ -32,6 +26,10 @@ export interface KitOptions {
   /** The mcp_profile budget; default the seed's 15 000 ms (lowered only by tests). */
   profileBudgetMs?: number
   now?: () => number
+  /** Stops the run between checks or during one (the check in flight is dropped): the run ends interrupted. */
+  signal?: AbortSignal
+  /** Keep what a failing check sent and what came back on its result (shortened, secrets scrubbed). */
+  recordExchanges?: boolean
 }
 
 export interface KitRun {
@@ -41,6 +39,8 @@ export interface KitRun {
   transport: Transport
   /** The MCP era detected; undefined over REST (or when discovery failed). */
   era: Era | undefined
+  /** true when options.signal stopped the run: results hold only the checks that ended. */
+  interrupted: boolean
   /** Whether a bearer token was sent and which edge header names (never values). */
   credentials: KitCredentials
   startedAt: Date
@@ -65,11 +65,6 @@ const CLIENT_CODES: Record<string, string> = {
   ERR_PLATFORM_INVALID_RESULT: 'invalid_result',
   ERR_PLATFORM_DISCOVERY: 'discovery_failed',
   ERR_PLATFORM_TOOL_LIST: 'invalid_tool_list',
-}
-
-/** The kit was configured with something the platform client refuses (a reserved edge header, a bad token). */
-export class KitConfigError extends Error {
-  readonly code = 'ERR_PROVIDERCHECK_CONFIG'
 }
 
 /** What a run sends besides the signature: whether a bearer token, and the edge header NAMES (never values). */
@@ -119,20 +114,36 @@ function newClient(options: KitOptions): PlatformClient {
  */
 export async function runKit(options: KitOptions, onResult: (result: CheckResult) => void = () => {}): Promise<KitRun> {
   const now = options.now ?? Date.now
-  const ctx = kitContext(options, newClient(options), now)
+  const recorder = options.recordExchanges === true ? new ExchangeRecorder(secretsOf(options)) : undefined
+  const client = recorder?.wrap(newClient(options)) ?? newClient(options)
+  const ctx = kitContext(options, client, now)
   const startedAt = new Date(now())
   const results: CheckResult[] = []
   const verdicts = new Map<CheckId, CheckResult>()
+  let interrupted = false
   for (const check of CHECKS) {
+    interrupted = options.signal?.aborted === true
+    if (interrupted) break
     const started = now()
-    const result = skipped(check, ctx, verdicts) ?? (await runOne(check.id, () => check.run(ctx), started, now))
+    let result = skipped(check, ctx, verdicts)
+    if (result === undefined) {
+      const ended = await untilAborted(
+        runOne(check.id, () => check.run(ctx), started, now),
+        options.signal,
+      )
+      interrupted = ended === undefined
+      if (ended === undefined) break
+      const exchanges = recorder?.take() ?? []
+      result = ended.verdict === 'fail' && exchanges.length > 0 ? { ...ended, exchanges } : ended
+    }
     verdicts.set(check.id, result)
     results.push(result)
     onResult(result)
   }
   return {
     results,
-    passed: results.every(passedOrNotApplicable),
+    passed: !interrupted && results.every(passedOrNotApplicable),
+    interrupted,
     transport: ctx.transport,
     era: ctx.state.era,
     credentials: ctx.credentials,
@@ -173,7 +184,7 @@ function skipped(
   ctx: KitContext,
   verdicts: Map<CheckId, CheckResult>,
 ): CheckResult | undefined {
-  const skip = (code: 'not_applicable' | 'dependency_failed', reason: string): CheckResult => ({
+  const skip = (code: 'not_applicable' | 'dependency_failed' | 'unsuitable_fixture', reason: string): CheckResult => ({
     id: check.id,
     verdict: 'skip',
     code,
@@ -186,14 +197,38 @@ function skipped(
     .map((id) => verdicts.get(id))
     .find((r) => r?.verdict !== 'pass')
   if (blocked !== undefined) {
-    // A check resting on one that does not apply does not apply either; on a failed or skipped one it is skipped.
-    return blocked.code === 'not_applicable'
-      ? skip('not_applicable', `${blocked.id} does not apply: ${blocked.reason}`)
-      : skip('dependency_failed', `needs ${blocked.id} to pass (it ended ${blocked.verdict})`)
+    // A check resting on one that does not apply does not apply either; on one whose fixture was unsuitable it
+    // cannot run for the same reason; on a failed or skipped one it is skipped.
+    if (blocked.code === 'not_applicable')
+      return skip('not_applicable', `${blocked.id} does not apply: ${blocked.reason}`)
+    if (blocked.code === 'unsuitable_fixture')
+      return skip('unsuitable_fixture', `needs ${blocked.id}, skipped for an unsuitable fixture (see its reason)`)
+    return skip('dependency_failed', `needs ${blocked.id} to pass (it ended ${blocked.verdict})`)
   }
   const missing = check.tools?.find((tool) => ctx.state.missingTools?.includes(tool))
   if (missing !== undefined) return skip('dependency_failed', `mcp_profile found ${missing} missing from tools/list`)
   return undefined
+}
+
+/** Every value the kit holds that no excerpt may show. */
+function secretsOf(options: KitOptions): string[] {
+  return [options.secret, options.bearerToken ?? '', ...Object.values(options.edgeHeaders ?? {})]
+}
+
+/** The promise's value, or undefined as soon as the signal aborts (the promise is left to settle unobserved). */
+async function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T | undefined> {
+  if (signal === undefined) return promise
+  if (signal.aborted) return undefined
+  let onAbort = () => {}
+  const aborted = new Promise<undefined>((resolve) => {
+    onAbort = () => resolve(undefined)
+    signal.addEventListener('abort', onAbort, { once: true })
+  })
+  try {
+    return await Promise.race([promise, aborted])
+  } finally {
+    signal.removeEventListener('abort', onAbort)
+  }
 }
 
 function passedOrNotApplicable(result: CheckResult | undefined): boolean {
@@ -221,6 +256,7 @@ async function runOne(
   } catch (error) {
     if (error instanceof CheckFailure) return end('fail', error.failureCode, error.message)
     if (error instanceof NotApplicable) return end('skip', 'not_applicable', error.message)
+    if (error instanceof UnsuitableFixture) return end('skip', 'unsuitable_fixture', error.message)
     if (error instanceof PlatformClientError) {
       const code = CLIENT_CODES[error.code] ?? 'client_error'
       const hint = code === 'base_url_rejected' ? ' (a local server needs -allow-private)' : ''

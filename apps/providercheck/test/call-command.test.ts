@@ -1,7 +1,7 @@
 // `providercheck call` against fakemerchant (the real provider on demo data), over both transports.
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
-import { describeAmount, main } from '../src/index.js'
+import { currencyExponent, formatAmount, main } from '../src/index.js'
 import { freshTarget, SECRET, type Target } from './support/kit-harness.js'
 
 const ENV = { PROVIDERCHECK_SANDBOX_SIGNING_SECRET: SECRET }
@@ -40,7 +40,7 @@ for (const transport of ['mcp', 'rest'] as const) {
     assert.match(r.out, new RegExp(`^call sr_get_transaction over ${transport}: `))
     assert.match(r.out, /^status: 200, outcome: result \(1 attempt/m)
     assert.match(r.out, /^ {2}"transaction_ref": "ch_1001",$/m)
-    assert.match(r.out, /^amounts:\n {2}amount: 4999 minor = 49\.99 USD$/m)
+    assert.match(r.out, /^amounts:\n {2}amount: 4999 minor \(49\.99 USD\)$/m)
   })
 
   test(`${transport}: a refusal prints its status and code and exits 1; a real refund prints its amount`, async () => {
@@ -61,7 +61,7 @@ for (const transport of ['mcp', 'rest'] as const) {
     assert.match(refused.out, /^status: 422, outcome: error amount_exceeds_refundable/m)
     const done = await call([...base, request(2000).replace(key, `${key}:2`)])
     assert.equal(done.code, 0, done.out)
-    assert.match(done.out, /^ {2}amount: 2000 minor = 20\.00 USD$/m)
+    assert.match(done.out, /^ {2}amount: 2000 minor \(20\.00 USD\)$/m)
   })
 
   test(`${transport}: a wrong secret is answered 401 and exits 1, naming no secret`, async () => {
@@ -94,13 +94,14 @@ test('call usage errors name the problem and exit 2, never echoing JSON-ARGS', a
   }
 })
 
-test('amounts in major units follow the currency exponent; an unknown currency is not guessed', () => {
-  assert.equal(describeAmount(2000, 'USD'), '2000 minor = 20.00 USD')
-  assert.equal(describeAmount(5, 'EUR'), '5 minor = 0.05 EUR')
-  assert.equal(describeAmount(2000, 'JPY'), '2000 minor = 2000 JPY')
-  assert.equal(describeAmount(1234, 'KWD'), '1234 minor = 1.234 KWD')
-  assert.equal(describeAmount(-150, 'USD'), '-150 minor = -1.50 USD')
-  assert.equal(describeAmount(2000, 'XYZ'), '2000 minor XYZ (exponent unknown)')
+test('amounts in major units follow the ISO 4217 exponent table; an unknown currency is not guessed', () => {
+  assert.equal(formatAmount(2000, 'USD'), '2000 minor (20.00 USD)')
+  assert.equal(formatAmount(5, 'EUR'), '5 minor (0.05 EUR)')
+  assert.equal(formatAmount(2000, 'JPY'), '2000 minor (2000 JPY)')
+  assert.equal(formatAmount(1234, 'KWD'), '1234 minor (1.234 KWD)')
+  assert.equal(formatAmount(-150, 'USD'), '-150 minor (-1.50 USD)')
+  assert.equal(formatAmount(2000, 'XYZ'), '2000 minor (? XYZ)')
+  assert.equal(currencyExponent('XYZ'), undefined)
 })
 
 test('without -allow-private a loopback base URL is refused before any request, with the hint', async () => {

@@ -2,7 +2,7 @@
 // verified by `providercheck verify`, and a tampered copy refused.
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
@@ -48,6 +48,10 @@ test('the CLI passes a fresh provider, writes a sealed report that verifies, and
     assert.match(lines[1] as string, /^discovery {14}pass {2}- {26}/)
     assert.match(lines[22] as string, /^summary: 20 pass, 0 fail, 1 skip of 21 checks in \d+ ms \(2026-07-28\): PASS$/)
     assert.doesNotMatch(r.stdout + r.stderr, new RegExp(SECRET))
+    // Amounts read unambiguously: never `2000 USD`, always the minor units with the major amount beside them.
+    assert.match(r.stdout, /^refund +pass +- +2000 minor \(20\.00 USD\) refunded: succeeded/m)
+    assert.match(r.stdout, /^get_transaction +pass +- +ch_1001: succeeded, 4999 minor \(49\.99 USD\)/m)
+    assert.doesNotMatch(r.stdout, /\d (USD|EUR)\b(?! *\))/)
 
     const ok = await run(['src/cli.ts', 'verify', report], env)
     assert.equal(ok.code, 0, ok.stderr)
@@ -75,7 +79,34 @@ test('the demo runs the kit over MCP and over REST, each against a fresh fakemer
     assert.equal(r.stdout.match(/seal verified/g)?.length, 2)
     assert.match(r.stdout, /^demo: mcp PASS, rest PASS$/m)
     assert.ok(existsSync(report))
-    assert.ok(existsSync(join(dir, 'kept-rest.json')))
+    // Kept: the page beside the report, and the secret in a 0600 file with the command that reads it.
+    assert.match(readFileSync(join(dir, 'kept.html'), 'utf8'), /data-testid="outcome">PASS</)
+    const secretFile = join(dir, 'kept.secret')
+    assert.equal(statSync(secretFile).mode & 0o777, 0o600)
+    const secret = readFileSync(secretFile, 'utf8').trim()
+    assert.match(secret, /^srmps_[0-9a-f]{48}$/)
+    assert.ok(!r.stdout.includes(secret) && !r.stderr.includes(secret), 'the secret never reaches the terminal')
+    const command = `PROVIDERCHECK_SANDBOX_SIGNING_SECRET="$(cat ${secretFile})" npx providercheck verify ${report}`
+    assert.ok(r.stdout.includes(`  ${command}\n`), r.stdout)
+    const verified = await run(['src/cli.ts', 'verify', report], { PROVIDERCHECK_SANDBOX_SIGNING_SECRET: secret })
+    assert.equal(verified.code, 0, verified.stderr)
+    // The REST run's report, page and secret sit beside the MCP run's (-rest before the extension).
+    assert.match(readFileSync(join(dir, 'kept-rest.html'), 'utf8'), /data-testid="outcome">PASS</)
+    const restSecretFile = join(dir, 'kept-rest.secret')
+    assert.equal(statSync(restSecretFile).mode & 0o777, 0o600)
+    const restSecret = readFileSync(restSecretFile, 'utf8').trim()
+    assert.notEqual(restSecret, secret, 'each transport runs on a fresh provider with its own secret')
+    assert.ok(!r.stdout.includes(restSecret), 'the secret never reaches the terminal')
+    const restReport = join(dir, 'kept-rest.json')
+    assert.ok(
+      r.stdout.includes(
+        `  PROVIDERCHECK_SANDBOX_SIGNING_SECRET="$(cat ${restSecretFile})" npx providercheck verify ${restReport}\n`,
+      ),
+    )
+    const restVerified = await run(['src/cli.ts', 'verify', restReport], {
+      PROVIDERCHECK_SANDBOX_SIGNING_SECRET: restSecret,
+    })
+    assert.equal(restVerified.code, 0, restVerified.stderr)
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }

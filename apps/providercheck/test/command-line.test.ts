@@ -40,6 +40,7 @@ test("the seed's command line parses verbatim", () => {
     transaction: 'ch_1001',
     subscription: 'sub_1001',
     json: undefined,
+    html: undefined,
     era: 'auto',
     edgeHeaders: {},
   })
@@ -101,7 +102,9 @@ test('an edge header the protocol or the signature owns is refused with a usage 
     const r = await cli([...SEED_LINE, '-edge-header', `${name}: SECRETVALUE`])
     assert.equal(r.code, 2, name)
     assert.match(r.err, message)
-    assert.match(r.err, /^usage: providercheck/m)
+    // The usage-error convention: the one problem, then where the usage is, never the whole usage again.
+    assert.match(r.err, /\nsee providercheck --help$/)
+    assert.doesNotMatch(r.err, /^usage: providercheck/m)
     assert.doesNotMatch(r.err, /SECRETVALUE|at .*\.ts:\d+/)
     assert.equal(r.out, '', 'nothing runs')
   }

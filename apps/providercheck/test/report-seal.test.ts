@@ -23,6 +23,7 @@ const run: KitRun = {
   ],
   passed: false,
   transport: 'mcp',
+  interrupted: false,
   era: '2026-07-28',
   credentials: { bearerToken: true, edgeHeaderNames: ['X-Edge-Key'] },
   startedAt: new Date('2026-11-30T04:00:00.000Z'),

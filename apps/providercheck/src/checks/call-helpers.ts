@@ -1,6 +1,7 @@
 import { errorHttpStatus } from '@tollgate/contract'
 import type { CallResult } from '@tollgate/platform-client'
-import { CheckFailure, type KitContext } from '../check-types.js'
+import type { KitContext } from '../check-types.js'
+import { CheckFailure } from '../errors.js'
 
 export type Obj = Record<string, unknown>
 

@@ -1,10 +1,22 @@
-import { type CheckDefinition, CheckFailure, type KitContext } from '../check-types.js'
+import type { CheckDefinition, KitContext } from '../check-types.js'
+import { CheckFailure, UnsuitableFixture } from '../errors.js'
 import { callOk, callRefused, expect, expectHarmlessDryRun, type Obj } from './call-helpers.js'
 
 const REASON = 'forgot_to_cancel'
 
 async function freshSubscription(ctx: KitContext): Promise<Obj> {
   return callOk(ctx, 'sr_get_subscription', { subscription_ref: ctx.fixtures.subscription })
+}
+
+// Phases a cancel at period end can act on; paused and expired subscriptions are the wrong fixture, not a fault.
+const CANCELABLE_PHASES = new Set(['trialing', 'active', 'past_due'])
+
+function requireCancelable(ctx: KitContext, sub: Obj | undefined): void {
+  const phase = sub?.phase
+  if (sub === undefined || phase === 'canceled' || CANCELABLE_PHASES.has(String(phase))) return
+  throw new UnsuitableFixture(
+    `${ctx.fixtures.subscription} is ${String(phase)}: the cancel checks need an active (or trialing) subscription that is not set to cancel; pass one as -subscription`,
+  )
 }
 
 function atPeriodEnd(dryRun: boolean): Obj {
@@ -17,6 +29,7 @@ export const cancelDryRun: CheckDefinition = {
   tools: ['sr_get_subscription', 'sr_cancel_subscription'],
   async run(ctx) {
     const before = await freshSubscription(ctx)
+    requireCancelable(ctx, before)
     if (before.cancel_at_period_end === true || before.phase === 'canceled') {
       throw new CheckFailure(
         'fixture_exhausted',
@@ -38,6 +51,7 @@ export const cancelAtPeriodEnd: CheckDefinition = {
   tools: ['sr_get_subscription', 'sr_cancel_subscription'],
   async run(ctx) {
     const sub = ctx.state.subscription
+    requireCancelable(ctx, sub)
     if (sub?.cancel_at_period_end === true || sub?.phase === 'canceled') {
       throw new CheckFailure(
         'fixture_exhausted',

@@ -6,8 +6,10 @@ import {
   type ToolListing,
   UnexpectedHttpStatus,
 } from '@tollgate/platform-client'
-import { type CheckDefinition, CheckFailure, type KitContext, NotApplicable } from '../check-types.js'
+import { formatAmount } from '../amounts.js'
+import type { CheckDefinition, KitContext } from '../check-types.js'
 import { BEARER_TOKEN_ENV } from '../command-line.js'
+import { CheckFailure, NotApplicable, UnsuitableFixture } from '../errors.js'
 import { judgeProfile } from '../profile/judge-profile.js'
 import { SCHEMA_LIMITS } from '../profile/schema-limits.js'
 import { callOk, expect, isObj, type Obj } from './call-helpers.js'
@@ -184,10 +186,29 @@ export const listTransactions: CheckDefinition = {
     const value = await callOk(ctx, 'sr_list_transactions', { customer_ref: ctx.fixtures.customer })
     const txs = (value.transactions as Obj[]).map((t) => t.transaction_ref)
     const subs = (value.subscriptions as Obj[]).map((s) => s.subscription_ref)
-    expect(txs.includes(ctx.fixtures.transaction), `the list lacks ${ctx.fixtures.transaction}`)
-    expect(subs.includes(ctx.fixtures.subscription), `the list lacks ${ctx.fixtures.subscription}`)
+    if (!txs.includes(ctx.fixtures.transaction)) await missingFromList(ctx, 'transaction')
+    if (!subs.includes(ctx.fixtures.subscription)) await missingFromList(ctx, 'subscription')
     return `${txs.length} transaction(s), ${subs.length} subscription(s) including the fixtures`
   },
+}
+
+// A fixture missing from the customer's list is the provider's fault only if it belongs to that customer: one that
+// belongs to another customer is an unsuitable fixture (the caller paired them wrongly), and the reason says so.
+async function missingFromList(ctx: KitContext, kind: 'transaction' | 'subscription'): Promise<never> {
+  const ref = ctx.fixtures[kind]
+  let owner: unknown
+  try {
+    const value = await callOk(ctx, `sr_get_${kind}`, { [`${kind}_ref`]: ref })
+    owner = value.customer_ref
+  } catch {
+    owner = undefined // the provider's own failure to answer is judged by get_transaction / get_subscription
+  }
+  if (typeof owner === 'string' && owner !== ctx.fixtures.customer) {
+    throw new UnsuitableFixture(
+      `${ref} belongs to ${owner}, not ${ctx.fixtures.customer}: pass a ${kind} of ${ctx.fixtures.customer} as -${kind}, or -customer ${owner}`,
+    )
+  }
+  throw new CheckFailure('unexpected_result', `the list lacks ${ref}`)
 }
 
 export const getTransaction: CheckDefinition = {
@@ -199,7 +220,7 @@ export const getTransaction: CheckDefinition = {
     expect(value.transaction_ref === ctx.fixtures.transaction, 'sr_get_transaction answered another transaction_ref')
     ctx.state.transaction = value
     const amount = value.amount as { amount_minor: number; currency: string }
-    return `${ctx.fixtures.transaction}: ${String(value.state)}, ${amount.amount_minor} ${amount.currency} minor units`
+    return `${ctx.fixtures.transaction}: ${String(value.state)}, ${formatAmount(amount.amount_minor, amount.currency)}`
   },
 }
 

@@ -1,9 +1,12 @@
-import { type CheckDefinition, CheckFailure, type KitContext } from '../check-types.js'
+import { formatAmount } from '../amounts.js'
+import type { CheckDefinition, KitContext } from '../check-types.js'
+import { CheckFailure, UnsuitableFixture } from '../errors.js'
 import {
   callOk,
   callRefused,
   expect,
   expectHarmlessDryRun,
+  isObj,
   type Obj,
   refundableMinor,
   sameJson,
@@ -17,12 +20,21 @@ async function freshTransaction(ctx: KitContext): Promise<Obj> {
 }
 
 // A partial amount: the seed's 2000 minor units, or less when less is left (at least 1 unit stays).
+// A charge that never took money cannot be refunded: the fixture is wrong, not the provider.
+function requireSucceeded(ctx: KitContext, tx: Obj): void {
+  if (tx.state === 'succeeded') return
+  throw new UnsuitableFixture(
+    `${ctx.fixtures.transaction} is ${String(tx.state)}: the refund checks need a succeeded charge with at least 2 minor units left to refund; pass one as -transaction`,
+  )
+}
+
 function partialAmount(ctx: KitContext, tx: Obj): { amount_minor: number; currency: string } {
+  requireSucceeded(ctx, tx)
   const left = refundableMinor(tx)
   if (left < 2) {
     throw new CheckFailure(
       'fixture_exhausted',
-      `${ctx.fixtures.transaction} has ${left} minor units left to refund: restart the provider with fresh data`,
+      `${ctx.fixtures.transaction} has ${formatAmount(left, (tx.amount as { currency: string }).currency)} left to refund: restart the provider with fresh data`,
     )
   }
   return { amount_minor: Math.min(2000, left - 1), currency: (tx.amount as { currency: string }).currency }
@@ -44,9 +56,9 @@ export const refundDryRun: CheckDefinition = {
     if (ctx.transport === 'rest') {
       await expectKeyedDryRunRefused(ctx, amount)
       await expectHarmlessDryRun(value, before, () => freshTransaction(ctx), 'transaction')
-      return `would_succeed for ${amount.amount_minor} ${amount.currency}; a dry run carrying Idempotency-Key is 400; the transaction is unchanged`
+      return `would_succeed for ${formatAmount(amount.amount_minor, amount.currency)}; a dry run carrying Idempotency-Key is 400; the transaction is unchanged`
     }
-    return `would_succeed for ${amount.amount_minor} ${amount.currency}; the transaction is unchanged`
+    return `would_succeed for ${formatAmount(amount.amount_minor, amount.currency)}; the transaction is unchanged`
   },
 }
 
@@ -85,7 +97,7 @@ export const refund: CheckDefinition = {
       const recorded = (after.refunds as Obj[]).some((r) => r.idempotency_key === key)
       if (!recorded) throw new CheckFailure('refund_not_recorded', 'the transaction lists no refund under the key')
     }
-    return `${amount.amount_minor} ${amount.currency} refunded: ${String(value.status)}`
+    return `${formatAmount(amount.amount_minor, amount.currency)} refunded: ${String(value.status)}`
   },
 }
 
@@ -102,8 +114,16 @@ export const refundReplay: CheckDefinition = {
         `the replay answered ${out.kind === 'error' ? `${out.code} (${out.status})` : 'nothing'}`,
       )
     }
-    if (!sameJson(out.value, first.value))
-      throw new CheckFailure('replay_differs', 'the same key and arguments answered a different result')
+    if (!sameJson(out.value, first.value)) {
+      // Name the fields that changed, so a person sees what the replay got wrong without diffing two excerpts.
+      const replayed = isObj(out.value) ? out.value : {}
+      const fields = [...new Set([...Object.keys(first.value), ...Object.keys(replayed)])]
+      const changed = fields.filter((field) => !sameJson(first.value[field], replayed[field]))
+      throw new CheckFailure(
+        'replay_differs',
+        `the same key and arguments answered a different result (${changed.join(', ') || 'its shape'} changed)`,
+      )
+    }
     // REST: the same status (200 here) and byte-identical body (rest-binding.md §2).
     if (first.body !== undefined && (out.body === undefined || !out.body.equals(first.body)))
       throw new CheckFailure('replay_differs', 'the replay answered the same result in different bytes')
@@ -136,6 +156,7 @@ export const refundExceeds: CheckDefinition = {
   tools: ['sr_get_transaction', 'sr_refund'],
   async run(ctx) {
     const tx = await freshTransaction(ctx)
+    requireSucceeded(ctx, tx)
     const left = refundableMinor(tx)
     const amount = { amount_minor: left + 1, currency: (tx.amount as { currency: string }).currency }
     const args = { idempotency_key: ctx.newKey('refund'), request: refundRequest(ctx, amount, false) }

@@ -1,7 +1,8 @@
 import { contractValidator } from '@tollgate/contract'
 import { type KeyFieldFault, type SignatureMode, UnexpectedHttpStatus } from '@tollgate/platform-client'
 import { parsePlain } from '@tollgate/strict-json'
-import { type CheckDefinition, CheckFailure, type KitContext } from '../check-types.js'
+import type { CheckDefinition, KitContext } from '../check-types.js'
+import { CheckFailure } from '../errors.js'
 import { callOk, type Obj, sameJson } from './call-helpers.js'
 
 const STALE_SECONDS = 600

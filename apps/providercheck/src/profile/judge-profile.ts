@@ -2,7 +2,7 @@ import { contractRef, listExamples, PROFILE_TOOLS, type ProfileTool, schemaDocum
 import type { ToolListing } from '@tollgate/platform-client'
 import { parsePlain } from '@tollgate/strict-json'
 import { Ajv2020 } from 'ajv/dist/2020.js'
-import { CheckFailure } from '../check-types.js'
+import { CheckFailure } from '../errors.js'
 import { canonicalJson } from '../rfc8785-canonical-json.js'
 import { PLATFORM_ARGUMENTS } from './platform-arguments.js'
 import { contractIds, limitProblems, measureSchema, SCHEMA_LIMITS } from './schema-limits.js'

@@ -1,4 +1,24 @@
-// Amounts in major units for people: `2000 minor = 20.00 USD`. Money stays integer minor units everywhere else.
+// Amounts for people: `2000 minor (20.00 USD)`. Money stays integer minor units everywhere else.
+
+/**
+ * An amount as people read it without guessing the unit: `2000 minor (20.00 USD)`. The minor units come first
+ * because they are what the contract carries; the major amount uses the currency's ISO 4217 exponent (JPY 0,
+ * USD 2, BHD 3) from the table below, so the wording does not depend on the runtime's Intl data. A currency the
+ * table does not know is shown as `2000 minor (? XYZ)`, never guessed. Integer arithmetic only: money is never a
+ * float here.
+ */
+export function formatAmount(amountMinor: number, currency: string): string {
+  return `${amountMinor} minor (${majorUnits(amountMinor, currency)} ${currency})`
+}
+
+function majorUnits(amountMinor: number, currency: string): string {
+  const exponent = currencyExponent(currency)
+  if (!Number.isSafeInteger(amountMinor) || exponent === undefined) return '?'
+  if (exponent === 0) return String(amountMinor)
+  const digits = String(Math.abs(amountMinor)).padStart(exponent + 1, '0')
+  const sign = amountMinor < 0 ? '-' : ''
+  return `${sign}${digits.slice(0, -exponent)}.${digits.slice(-exponent)}`
+}
 
 /**
  * ISO 4217 minor-unit exponents for currencies whose exponent is not 2, from the ISO 4217 code list ("List One",
@@ -48,23 +68,12 @@ export function currencyExponent(currency: string): number | undefined {
   return COMMON_TWO.has(currency) ? 2 : undefined
 }
 
-/** `2000 minor = 20.00 USD`; an unknown currency: `2000 minor XYZ (exponent unknown)`. Integer arithmetic only. */
-export function describeAmount(amountMinor: number, currency: string): string {
-  const exponent = currencyExponent(currency)
-  if (exponent === undefined || !Number.isSafeInteger(amountMinor))
-    return `${amountMinor} minor ${currency} (exponent unknown)`
-  const digits = String(Math.abs(amountMinor)).padStart(exponent + 1, '0')
-  const whole = digits.slice(0, digits.length - exponent)
-  const major = exponent === 0 ? whole : `${whole}.${digits.slice(-exponent)}`
-  return `${amountMinor} minor = ${amountMinor < 0 ? '-' : ''}${major} ${currency}`
-}
-
 /** Every {amount_minor, currency} object in a value, with its JSON path (e.g. `refunds[0].amount`). */
 export function amountsIn(value: unknown, path = ''): { path: string; text: string }[] {
   if (Array.isArray(value)) return value.flatMap((v, i) => amountsIn(v, `${path}[${i}]`))
   if (typeof value !== 'object' || value === null) return []
   const o = value as Record<string, unknown>
   if (typeof o.amount_minor === 'number' && typeof o.currency === 'string')
-    return [{ path: path || '(top)', text: describeAmount(o.amount_minor, o.currency) }]
+    return [{ path: path || '(top)', text: formatAmount(o.amount_minor, o.currency) }]
   return Object.entries(o).flatMap(([k, v]) => amountsIn(v, path === '' ? k : `${path}.${k}`))
 }
