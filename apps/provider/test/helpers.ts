@@ -11,7 +11,6 @@ import { CallToolResultSchema as CallToolResultSchemaV1 } from '@modelcontextpro
 import { AjvJsonSchemaValidator as AjvV1 } from '@modelcontextprotocol/sdk/validation/ajv-provider.js'
 import { createContractAjv } from '@tollgate/contract'
 import { signHeaders } from '@tollgate/signing'
-import pg from 'pg'
 import { type BillingPort, type ProviderOptions, type RunningProvider, startProvider } from '../src/index.js'
 
 export const SECRET = 'srmps_test_0f1e2d3c4b5a69788796a5b4c3d2e1f0'
@@ -219,22 +218,4 @@ export async function signedSend(url: string, method: string, body: string, head
     type: res.headers.get('content-type'),
     text: await res.text(),
   }
-}
-
-export const PG_URL = process.env.TOLLGATE_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
-
-/** Why the PostgreSQL suites skip (undefined when it is reachable); throws when TOLLGATE_REQUIRE_SERVICES=1. */
-export async function postgresSkip(): Promise<string | undefined> {
-  const c = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 })
-  let skip: string | undefined
-  try {
-    await c.connect()
-    await c.query('SELECT 1')
-  } catch (e) {
-    skip = `PostgreSQL not reachable at 127.0.0.1:5432 (${e instanceof Error ? e.message : 'error'})`
-  } finally {
-    await c.end().catch(() => {})
-  }
-  if (skip !== undefined && process.env.TOLLGATE_REQUIRE_SERVICES === '1') throw new Error(skip)
-  return skip
 }

@@ -1,23 +1,13 @@
-// PostgreSQL for tests: the URL, a probe that gives the reason to skip (or throws under TOLLGATE_REQUIRE_SERVICES=1),
-// unique schema names, and dropping them afterwards.
+// PostgreSQL for the provider's tests: the URL, the shared probe (test-support: the reason to skip, or a throw under
+// TOLLGATE_REQUIRE_SERVICES=1), unique schema names, and dropping them afterwards.
+import { DEFAULT_PG_URL, probePostgres as probe } from '@tollgate/test-support'
 import pg from 'pg'
 
-export const PG_URL = process.env.TOLLGATE_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+export const PG_URL = process.env.TOLLGATE_PG_URL ?? DEFAULT_PG_URL
 
 /** undefined when PostgreSQL answers; otherwise why the suite skips. Throws when services are required. */
 export async function probePostgres(): Promise<string | undefined> {
-  const c = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 })
-  let reason: string | undefined
-  try {
-    await c.connect()
-    await c.query('SELECT 1')
-  } catch (e) {
-    reason = `PostgreSQL not reachable at 127.0.0.1:5432 (${e instanceof Error ? e.message : 'error'})`
-  } finally {
-    await c.end().catch(() => {})
-  }
-  if (reason !== undefined && process.env.TOLLGATE_REQUIRE_SERVICES === '1') throw new Error(reason)
-  return reason
+  return (await probe(PG_URL)).skip
 }
 
 let n = 0

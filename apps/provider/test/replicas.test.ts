@@ -5,17 +5,10 @@ import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 import { signHeaders } from '@tollgate/signing'
 import pg from 'pg'
-import {
-  type FetchLike,
-  PG_URL,
-  postgresSkip,
-  SECRET,
-  signedSend,
-  startTestProvider,
-  type TestProvider,
-} from './helpers.js'
+import { type FetchLike, SECRET, signedSend, startTestProvider, type TestProvider } from './helpers.js'
+import { PG_URL, probePostgres } from './postgres.js'
 
-const pgSkip = await postgresSkip()
+const pgSkip = await probePostgres()
 
 const SESSION_KEY = 'replica-test-session-key-0123456789abcdef'
 const LEGACY = '2025-11-25'
