@@ -7,15 +7,14 @@
 
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
+import { sharedDir } from '@tollgate/test-support'
 import { type BenchServer, median, percentile, spawnServer } from './support/spawn-server.js'
 
 const CONCURRENCY = 16
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
 
-const root = fileURLToPath(new URL('../../../', import.meta.url))
-const history = join(process.env.TOLLGATE_SHARED ?? join(root, '..', 'shared'), 'data', 'ecb', 'eurofxref-hist.zip')
+const history = join(sharedDir(), 'data', 'ecb', 'eurofxref-hist.zip')
 if (!existsSync(history)) {
   console.log(`calls.bench: skipped, the ECB history file is absent (${history})`)
   process.exit(0)

@@ -9,6 +9,7 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
+import { sharedDir } from '@tollgate/test-support'
 import { type BenchServer, median, percentile, spawnServer } from './support/spawn-server.js'
 
 const GREEDY_IN_FLIGHT = 16
@@ -17,8 +18,7 @@ const QUIET_CALLS = Number(process.env.BENCH_QUIET_CALLS ?? 40)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2)
 const ARGS = { currency: 'USD', start: '2026-03-01', end: '2026-03-31' }
 
-const root = fileURLToPath(new URL('../../../', import.meta.url))
-const history = join(process.env.TOLLGATE_SHARED ?? join(root, '..', 'shared'), 'data', 'ecb', 'eurofxref-hist.zip')
+const history = join(sharedDir(), 'data', 'ecb', 'eurofxref-hist.zip')
 if (!existsSync(history)) {
   console.log(`fairness.bench: skipped, the ECB history file is absent (${history})`)
   process.exit(0)

@@ -49,4 +49,4 @@ export {
   UNAUTHORIZED_BODY,
 } from './resource-metadata.js'
 export { RedisSessionStore } from './session-store-redis.js'
-export { type CallReport, type GatedTool, NO_SUCH_TOOL, OVER_BUDGET, type ToolOutcome } from './tools.js'
+export { type CallReport, type GatedTool, type GatedToolAnswer, NO_SUCH_TOOL, OVER_BUDGET } from './tools.js'

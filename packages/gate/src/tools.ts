@@ -2,7 +2,7 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js'
 import { GateConfigError } from './errors.js'
 
 /** What a tool handler answers: data (as structuredContent plus a text copy) or a caller-facing refusal text. */
-export type ToolOutcome =
+export type GatedToolAnswer =
   | { ok: true; structuredContent: Record<string, unknown>; text: string }
   | { ok: false; text: string }
 
@@ -17,7 +17,7 @@ export interface GatedTool {
   inputSchema: Record<string, unknown>
   /** JSON Schema 2020-12 the structuredContent always satisfies. */
   outputSchema?: Record<string, unknown>
-  call(args: unknown): Promise<ToolOutcome>
+  call(args: unknown): Promise<GatedToolAnswer>
 }
 
 /** The refusal for an unknown name and for an ungranted one alike. Nothing is ever interpolated into it. */

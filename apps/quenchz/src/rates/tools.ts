@@ -1,5 +1,7 @@
 // The four tools over a source: rates.window, calendar.why, series.catalogue, rates.convert.
 // Caller faults come back as { ok: false, text } with the exact refusal bytes; machine faults are thrown.
+
+import type { GatedToolAnswer } from '@tollgate/gate'
 import { closingReason, SERIES_BEGINS_DAY } from './calendar.js'
 import { buildCertificate, type Certificate, SOURCE_ATTRIBUTION, windowRefusal } from './certificate.js'
 import type { Observation } from './classify.js'
@@ -22,10 +24,8 @@ import {
 } from './schemas.js'
 import type { RatesSource } from './sources/source.js'
 
-/** A tool's answer: `ok: false` is an isError result with exactly one text item whose bytes are `text`. */
-export type ToolOutcome =
-  | { ok: true; structuredContent: Record<string, unknown>; text: string }
-  | { ok: false; text: string }
+/** A tool's answer is the gate's: `ok: false` is an isError result with exactly one text item whose bytes are `text`. */
+export type { GatedToolAnswer }
 
 /** One tool as the server registers it. `call` validates its own arguments and never throws for caller faults. */
 export interface RatesTool {
@@ -35,7 +35,7 @@ export interface RatesTool {
   description: string
   inputSchema: Record<string, unknown>
   outputSchema: Record<string, unknown>
-  call(args: unknown): Promise<ToolOutcome>
+  call(args: unknown): Promise<GatedToolAnswer>
 }
 
 /** The MCP server instructions string. */
@@ -44,11 +44,11 @@ export const SERVER_INSTRUCTIONS =
 
 const CURRENCY = /^[A-Z]{3}$/
 
-function refuse(text: string): ToolOutcome {
+function refuse(text: string): GatedToolAnswer {
   return { ok: false, text }
 }
 
-function answer(structuredContent: Record<string, unknown>): ToolOutcome {
+function answer(structuredContent: Record<string, unknown>): GatedToolAnswer {
   return { ok: true, structuredContent, text: renderJson(structuredContent) }
 }
 
@@ -140,8 +140,8 @@ export const ANSWER_CACHE_ENTRIES = 64
  * when it was built (`body_completed_at`), as a cached live answer says when it was fetched.
  */
 class AnswerCache {
-  readonly #entries = new Map<string, { outcome: ToolOutcome; builtAtMs: number }>()
-  get(key: string, nowMs: number): ToolOutcome | undefined {
+  readonly #entries = new Map<string, { outcome: GatedToolAnswer; builtAtMs: number }>()
+  get(key: string, nowMs: number): GatedToolAnswer | undefined {
     const hit = this.#entries.get(key)
     // A clock that reads earlier than the build (a test's, or a stepped-back wall clock) is answered afresh.
     if (hit === undefined || nowMs < hit.builtAtMs) return undefined
@@ -149,7 +149,7 @@ class AnswerCache {
     this.#entries.set(key, hit)
     return hit.outcome
   }
-  set(key: string, outcome: ToolOutcome, builtAtMs: number): void {
+  set(key: string, outcome: GatedToolAnswer, builtAtMs: number): void {
     this.#entries.set(key, { outcome, builtAtMs })
     if (this.#entries.size > ANSWER_CACHE_ENTRIES) this.#entries.delete(this.#entries.keys().next().value as string)
   }

@@ -6,11 +6,11 @@ import { after, afterEach, before, describe, test } from 'node:test'
 import {
   createRatesTools,
   ECB_EXR_BASE,
+  type GatedToolAnswer,
   LiveSource,
   openSource,
   parseIsoDay,
   type RatesSource,
-  type ToolOutcome,
   type UpstreamOutcome,
 } from '../../src/rates/index.js'
 import { cacheCovers, lateRecheckDue, windowPath } from '../../src/rates/sources/live.js'
@@ -18,8 +18,8 @@ import { type ReplayServer, recordedReplies, reply, startReplayServer } from './
 import { CASSETTES, EASTER_2026, LONG_AFTER, NO_CASSETTES, sdmxCsv, tempDir } from './support/shared.js'
 
 const day = (iso: string) => parseIsoDay(iso) as number
-const text = (o: ToolOutcome) => o.text
-const structured = (o: ToolOutcome) => {
+const text = (o: GatedToolAnswer) => o.text
+const structured = (o: GatedToolAnswer) => {
   assert.equal(o.ok, true, o.text)
   return o.ok ? o.structuredContent : {}
 }

@@ -6,6 +6,7 @@ import { after, before, describe, test } from 'node:test'
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import {
   createRatesTools,
+  type GatedToolAnswer,
   HistorySource,
   openSource,
   type RatesSource,
@@ -13,7 +14,6 @@ import {
   RecordingsSource,
   SERVER_INSTRUCTIONS,
   SOURCE_ATTRIBUTION,
-  type ToolOutcome,
 } from '../../src/rates/index.js'
 import {
   CASSETTES,
@@ -34,12 +34,12 @@ function toolsOver(source: RatesSource, now = LONG_AFTER): Record<string, RatesT
   return Object.fromEntries(createRatesTools({ source, now: () => now }).map((t) => [t.name, t]))
 }
 
-function ok(outcome: ToolOutcome): Record<string, unknown> {
+function ok(outcome: GatedToolAnswer): Record<string, unknown> {
   assert.equal(outcome.ok, true, outcome.text)
   return outcome.ok ? outcome.structuredContent : {}
 }
 
-function refused(outcome: ToolOutcome): string {
+function refused(outcome: GatedToolAnswer): string {
   assert.equal(outcome.ok, false, 'expected a refusal')
   return outcome.text
 }
@@ -594,7 +594,7 @@ describe('settled answers are built once', () => {
   let clock = new Date('2026-05-01T08:00:00Z')
   const windowTool = createRatesTools({ source: history, now: () => clock }).find((t) => t.name === 'rates.window')!
   const ask = () => windowTool.call({ currency: 'USD', start: '2026-04-09', end: '2026-04-10' })
-  const completed = (o: ToolOutcome) => (ok(o).coverage as { body_completed_at: string }).body_completed_at
+  const completed = (o: GatedToolAnswer) => (ok(o).coverage as { body_completed_at: string }).body_completed_at
 
   test('a window inside the dated file, every day due: the same answer object, stamped when it was built', async () => {
     const first = await ask()
