@@ -13,7 +13,14 @@ import {
   runSchemaDdl,
 } from './postgres-connection.js'
 import { openPostgresLedgerStore } from './postgres-ledger-store.js'
-import type { ClaimRequest, ClaimResult, OperationRow, Outcome, RefundRecord, Store } from './store.js'
+import {
+  type ClaimRequest,
+  type ClaimResult,
+  type OperationRow,
+  type Outcome,
+  type Store,
+  toRefundRecord,
+} from './store.js'
 
 // result and refusal are TEXT, not JSONB: JSONB reorders an object's keys, and a replay must answer the bytes the
 // first call answered. Tables made by earlier versions (JSONB) are converted in place.
@@ -60,16 +67,6 @@ function toOperation(row: Row): OperationRow {
     leaseUntilMs: Number(row.lease_until),
     createdAtMs: Number(row.created_at),
     updatedAtMs: Number(row.updated_at),
-  }
-}
-
-function toRefundRecord(r: Record<string, unknown>): RefundRecord {
-  return {
-    refundRef: String(r.refund_ref),
-    transactionRef: String(r.transaction_ref),
-    amountMinor: Number(r.amount_minor),
-    currency: String(r.currency),
-    status: r.status as RefundRecord['status'],
   }
 }
 

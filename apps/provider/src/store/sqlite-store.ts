@@ -8,7 +8,15 @@ import {
   type SqliteSettings,
 } from './sqlite-connection.js'
 import { openSqliteLedgerStore } from './sqlite-ledger-store.js'
-import type { ClaimRequest, ClaimResult, OperationRow, Outcome, RefundRecord, Store } from './store.js'
+import {
+  type ClaimRequest,
+  type ClaimResult,
+  type OperationRow,
+  type Outcome,
+  type RefundRecord,
+  type Store,
+  toRefundRecord,
+} from './store.js'
 
 export type { SqliteDurability, SqliteSettings } from './sqlite-connection.js'
 
@@ -52,16 +60,6 @@ function toOperation(row: Row): OperationRow {
     leaseUntilMs: Number(row.lease_until),
     createdAtMs: Number(row.created_at),
     updatedAtMs: Number(row.updated_at),
-  }
-}
-
-function toRefundRecord(r: Record<string, unknown>): RefundRecord {
-  return {
-    refundRef: String(r.refund_ref),
-    transactionRef: String(r.transaction_ref),
-    amountMinor: Number(r.amount_minor),
-    currency: String(r.currency),
-    status: r.status as RefundRecord['status'],
   }
 }
 

@@ -85,3 +85,14 @@ export interface Store {
 
   close(): Promise<void>
 }
+
+/** A refunds row (same column names on SQLite and PostgreSQL) as the store's RefundRecord. */
+export function toRefundRecord(r: Record<string, unknown>): RefundRecord {
+  return {
+    refundRef: String(r.refund_ref),
+    transactionRef: String(r.transaction_ref),
+    amountMinor: Number(r.amount_minor),
+    currency: String(r.currency),
+    status: r.status as RefundRecord['status'],
+  }
+}
