@@ -9,6 +9,7 @@ import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { signHeaders } from '@tollgate/signing'
+import type { LoadResult, LoadSpec } from './load-process.js'
 
 const SECRET = 'srmps_bench_0123456789abcdef0123456789abcdef'
 const CONCURRENCY = 16
@@ -16,6 +17,8 @@ const CONCURRENCY = 16
 const MAX_CALLS = Number(process.env.BENCH_CALLS ?? 2000)
 const MAX_MS = Number(process.env.BENCH_MS ?? 4000)
 const WARMUP = 300
+// The autocannon legs (REST reads) stop after this many calls or BENCH_MS, whichever comes first.
+const MAX_CALLS_LOAD = Number(process.env.BENCH_LOAD_CALLS ?? 40_000)
 const APP = fileURLToPath(new URL('..', import.meta.url))
 
 // The provider runs on SQLite synchronous=FULL (power-loss, the default) and NORMAL (process-crash), and on
@@ -204,11 +207,14 @@ interface Result {
   perSecond: number
   p99Ms: number
   count: number
+  /** The load client's CPU over the run's wall time; near 1 means the client, not the server, set the pace. */
+  clientCpuShare?: number
 }
 
 async function run(fn: () => Promise<void>): Promise<Result> {
   for (let i = 0; i < WARMUP; i += CONCURRENCY) await Promise.all(Array.from({ length: CONCURRENCY }, fn))
   const latencies: number[] = []
+  const cpu0 = process.cpuUsage()
   const started = performance.now()
   let issued = 0
   const worker = async () => {
@@ -221,11 +227,13 @@ async function run(fn: () => Promise<void>): Promise<Result> {
   }
   await Promise.all(Array.from({ length: CONCURRENCY }, worker))
   const elapsed = (performance.now() - started) / 1000
+  const cpu = process.cpuUsage(cpu0)
   latencies.sort((a, b) => a - b)
   return {
     perSecond: latencies.length / elapsed,
     p99Ms: latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * 0.99))] ?? 0,
     count: latencies.length,
+    clientCpuShare: (cpu.user + cpu.system) / 1e6 / elapsed,
   }
 }
 
@@ -388,7 +396,29 @@ async function restRefund(base: URL) {
     throw new Error(`REST refund: HTTP ${r.status} ${r.body.slice(0, 200)}`)
 }
 
-type RestLeg = { label: string; kind: Kind; fn: (u: URL) => Promise<void> }
+/**
+ * A leg is driven either in this process (`fn`, node:http) or by the autocannon load process (`load`): the REST read
+ * legs answer thousands of calls a second, more than a node:http client on one core can send.
+ */
+type RestLeg = { label: string; kind: Kind } & (
+  | { fn: (u: URL) => Promise<void> }
+  | { load: (u: URL) => Omit<LoadSpec, 'origin' | 'secret' | 'connections' | 'amount' | 'seconds'> }
+)
+
+/** One leg's round in the autocannon process (pinned off the servers' core, like this process). */
+async function runLoadProcess(spec: LoadSpec): Promise<Result> {
+  // A child inherits this process's affinity: it runs off the servers' core.
+  const argv = ['--conditions=@tollgate/source', '--import', 'tsx', 'bench/load-process.ts', JSON.stringify(spec)]
+  const child = spawn(process.execPath, argv, { cwd: APP, stdio: ['ignore', 'pipe', 'inherit'] })
+  let out = ''
+  child.stdout?.on('data', (d: Buffer) => {
+    out += d.toString()
+  })
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve))
+  if (code !== 0) throw new Error(`load process exited ${code}`)
+  const r = JSON.parse(out) as LoadResult
+  return { perSecond: r.perSecond, p99Ms: r.p99Ms, count: r.count, clientCpuShare: r.clientCpuShare }
+}
 
 // Server CPU seconds (user + system) from /proc, in clock ticks of 10 ms: unlike throughput it barely moves when
 // other processes compete for the cores, so CPU per call is the steadier figure on a shared machine.
@@ -413,7 +443,17 @@ async function restRounds(restCpu: RestCpu, legs: readonly RestLeg[]): Promise<M
     for (const leg of order) {
       const u = new URL(servers.get(leg.kind)?.url as string)
       const before = serverCpuSeconds(leg.kind)
-      const result = await run(() => leg.fn(u))
+      const result =
+        'fn' in leg
+          ? await run(() => leg.fn(u))
+          : await runLoadProcess({
+              ...leg.load(u),
+              origin: u.origin,
+              secret: SECRET,
+              connections: CONCURRENCY,
+              amount: MAX_CALLS_LOAD,
+              seconds: Math.ceil(MAX_MS / 1000),
+            })
       const after = serverCpuSeconds(leg.kind)
       rounds.set(leg.label, [...(rounds.get(leg.label) ?? []), result])
       if (before !== undefined && after !== undefined) {
@@ -449,9 +489,14 @@ function restRatio(rounds: Map<string, Result[]>, mine: string, base: string): s
 function restFigure(rounds: Map<string, Result[]>, label: string): string {
   const rs = rounds.get(label) ?? []
   const perSecond = median(rs.map((r) => r.perSecond))
+  const client = median(rs.map((r) => r.clientCpuShare ?? Number.NaN))
+  // The client pacing the run (its core ≥ 90% busy) caps the figure: said so rather than passed off as the server's.
+  const clientNote = Number.isNaN(client)
+    ? ''
+    : ` (client CPU ${(client * 100).toFixed(0)}%${client >= 0.9 ? ', CLIENT-BOUND: the server may be faster' : ''})`
   return `${perSecond.toFixed(0).padStart(6)}/s p99 ${median(rs.map((r) => r.p99Ms))
     .toFixed(1)
-    .padStart(6)} ms`
+    .padStart(6)} ms${clientNote}`
 }
 
 // Called from the main run above, before this part of the module has run: no module-level consts here.
@@ -460,10 +505,46 @@ async function restScenarios(only: string | undefined): Promise<string[]> {
   const out: string[] = []
   const cpu: RestCpu = new Map()
   if (want('rest GET /v1/transactions/{ref}')) {
+    // Checked once through this process's own client first (status and body), then loaded by autocannon.
+    await restRead(new URL(new URL(servers.get('provider')?.url as string).origin))
+    await modernCall('bare', new URL(servers.get('bare')?.url as string), 'read')
+    await rawGet(new URL(servers.get('raw')?.url as string))
     const reads = await restRounds(cpu, [
-      { label: 'raw', kind: 'raw', fn: (u) => rawGet(u) },
-      { label: 'bare', kind: 'bare', fn: (u) => modernCall('bare', u, 'read') },
-      { label: 'provider', kind: 'provider', fn: (u) => restRead(new URL(u.origin)) },
+      {
+        label: 'raw',
+        kind: 'raw',
+        load: () => ({ method: 'GET', path: '/v1/transactions/ch_1001', bodyIncludes: '"result":{}' }),
+      },
+      {
+        label: 'bare',
+        kind: 'bare',
+        load: (u) => ({
+          method: 'POST',
+          path: u.pathname,
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            id: 1,
+            method: 'tools/call',
+            params: { name: 'noop', arguments: {}, _meta: ENVELOPE },
+          }),
+          headers: {
+            ...JSON_HEADERS,
+            'mcp-protocol-version': '2026-07-28',
+            'mcp-method': 'tools/call',
+            'mcp-name': 'noop',
+          },
+          bodyIncludes: '"text":"ok"',
+        }),
+      },
+      {
+        label: 'provider',
+        kind: 'provider',
+        load: () => ({
+          method: 'GET',
+          path: '/v1/transactions/ch_1001',
+          bodyIncludes: '{"transaction_ref":"ch_1001"',
+        }),
+      },
     ])
     out.push(
       `rest GET /v1/transactions/{ref}: bare SDK no-op ${restFigure(reads, 'bare')} | raw HMAC GET ${restFigure(reads, 'raw')}`,

@@ -42,8 +42,8 @@ if (kind === 'provider') {
       file: join(dir, 'bench.sqlite'),
       durability: process.argv[3] === 'process-crash' ? 'process-crash' : 'power-loss',
     },
-    // Real logging (one JSON line per call) into /dev/null: the cost is counted, the output discarded.
-    logger: pino({ level: 'info' }, pino.destination('/dev/null')),
+    // Real logging (one JSON line per call, asynchronous as the default logger) into /dev/null: the cost is counted.
+    logger: pino({ level: 'info' }, pino.destination({ dest: '/dev/null', sync: false })),
   })
   process.stdout.write(`READY ${p.url}\n`)
 } else if (kind === 'provider-pg') {
@@ -145,7 +145,7 @@ async function startPostgresProvider(connectionString: string) {
   const p = await startProvider({
     secrets: [BENCH_SECRET],
     store: { kind: 'postgres', connectionString, schema },
-    logger: pino({ level: 'info' }, pino.destination('/dev/null')),
+    logger: pino({ level: 'info' }, pino.destination({ dest: '/dev/null', sync: false })),
   })
   const { default: pg } = await import('pg')
   // Replaces the synchronous SIGINT handler: closing the pool and dropping the schema are asynchronous.

@@ -128,7 +128,9 @@ async function openStore(options: StoreOptions | undefined): Promise<Store> {
 
 async function defaultLogger(): Promise<Logger> {
   const { pino } = await import('pino')
-  return pino({ level: 'info', base: { service: 'tollgate-provider' } }, pino.destination(2))
+  // Asynchronous: lines written while a write is in flight go out together (one syscall, not one per call), and
+  // pino flushes what is left on exit. A SIGKILL can lose the last lines; outcomes live in the store, not the log.
+  return pino({ level: 'info', base: { service: 'tollgate-provider' } }, pino.destination({ dest: 2, sync: false }))
 }
 
 /** Starts a merchant-provider/v1 server: MCP at `path`, REST at /v1/… on the same port. Throws TypeError/RangeError on bad options, before listening. */

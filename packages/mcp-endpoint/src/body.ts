@@ -31,6 +31,7 @@ const REFUSALS: Record<BodyRefusal['code'], BodyRefusal> = {
   ERR_MCP_ENDPOINT_BUSY: { code: 'ERR_MCP_ENDPOINT_BUSY', status: 503 },
 }
 const refused = (code: BodyRefusal['code']): BodyRead => ({ ok: false, ...REFUSALS[code] })
+const EMPTY = Buffer.alloc(0)
 
 /** Human text of a body refusal (fixed; carries nothing from the request). */
 export const BODY_REFUSAL_MESSAGES: Record<BodyRefusal['code'] & EndpointErrorCode, string> = {
@@ -75,7 +76,10 @@ export class BodyReader {
     const declared = req.headers['content-length']
     if (declared !== undefined && Number(declared) > this.maxBodyBytes)
       return Promise.resolve(refused('ERR_MCP_ENDPOINT_TOO_LARGE'))
-    if (req.readableEnded) return Promise.resolve({ ok: true, body: Buffer.alloc(0) })
+    // No Content-Length and no Transfer-Encoding: by HTTP/1.1 framing the request has no body (RFC 9112 §6.3), so
+    // there is nothing to wait for. Body-less GETs (REST reads) skip the timer and listeners below.
+    if (req.readableEnded || (declared === undefined && req.headers['transfer-encoding'] === undefined))
+      return Promise.resolve({ ok: true, body: EMPTY })
     if (this.#unfinished.size >= this.maxUnfinishedBodies) {
       const oldest = this.#unfinished.values().next().value
       oldest?.()
