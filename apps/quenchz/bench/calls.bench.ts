@@ -34,11 +34,21 @@ async function clients(server: BenchServer, token: string | undefined): Promise<
 interface PhaseResult {
   rate: number
   p99: number
+  /** CPU per call of the server process and of this (load client) process, ms; NaN where unknown. */
+  serverCpu: number
+  clientCpu: number
 }
 
-async function phase(cs: Client[], args: Record<string, string>, calls: number): Promise<PhaseResult> {
+async function phase(
+  server: BenchServer,
+  cs: Client[],
+  args: Record<string, string>,
+  calls: number,
+): Promise<PhaseResult> {
   let next = 0
   const latencies: number[] = []
+  const serverBefore = server.cpuMs() ?? Number.NaN
+  const clientBefore = process.cpuUsage()
   const started = performance.now()
   await Promise.all(
     cs.map(async (c) => {
@@ -51,7 +61,14 @@ async function phase(cs: Client[], args: Record<string, string>, calls: number):
       }
     }),
   )
-  return { rate: calls / ((performance.now() - started) / 1000), p99: percentile(latencies, 99) }
+  const elapsed = performance.now() - started
+  const client = process.cpuUsage(clientBefore)
+  return {
+    rate: calls / (elapsed / 1000),
+    p99: percentile(latencies, 99),
+    serverCpu: ((server.cpuMs() ?? Number.NaN) - serverBefore) / calls,
+    clientCpu: (client.user + client.system) / 1000 / calls,
+  }
 }
 
 const bare = await spawnServer('bare', history, 0)
@@ -73,28 +90,32 @@ console.log(
 )
 for (const w of windows) {
   // Warm both (JIT, and quenchz's settled-answer cache, which is what a repeated dated window meets in service).
-  await phase(bareClients, w.args, 200)
-  await phase(quenchzClients, w.args, Math.min(200, w.calls))
+  await phase(bare, bareClients, w.args, 200)
+  await phase(quenchz, quenchzClients, w.args, Math.min(200, w.calls))
   const ratios: number[] = []
   const bareRuns: PhaseResult[] = []
   const quenchzRuns: PhaseResult[] = []
   for (let i = 0; i < ROUNDS; i++) {
-    const b = await phase(bareClients, w.args, 800)
-    const q = await phase(quenchzClients, w.args, w.calls)
+    const b = await phase(bare, bareClients, w.args, 800)
+    const q = await phase(quenchz, quenchzClients, w.args, w.calls)
     bareRuns.push(b)
     quenchzRuns.push(q)
     ratios.push(q.rate / b.rate)
   }
   const fmt = (xs: number[]) => xs.map((x) => x.toFixed(2)).join(', ')
+  const line = (runs: PhaseResult[]) =>
+    `${median(runs.map((r) => r.rate)).toFixed(0)} calls/s, p99 ${median(runs.map((r) => r.p99)).toFixed(1)} ms [${Math.min(...runs.map((r) => r.p99)).toFixed(1)}–${Math.max(...runs.map((r) => r.p99)).toFixed(1)}]; CPU per call: server ${median(runs.map((r) => r.serverCpu)).toFixed(2)} ms, load client ${median(runs.map((r) => r.clientCpu)).toFixed(2)} ms`
   console.log(`  ${w.label}`)
-  console.log(
-    `    bare no-op:  ${median(bareRuns.map((r) => r.rate)).toFixed(0)} calls/s, p99 ${median(bareRuns.map((r) => r.p99)).toFixed(1)} ms`,
-  )
-  console.log(
-    `    quenchz:     ${median(quenchzRuns.map((r) => r.rate)).toFixed(0)} calls/s, p99 ${median(quenchzRuns.map((r) => r.p99)).toFixed(1)} ms`,
-  )
+  console.log(`    bare no-op:  ${line(bareRuns)}`)
+  console.log(`    quenchz:     ${line(quenchzRuns)}`)
   console.log(
     `    ratio quenchz / bare: ${median(ratios).toFixed(2)} [${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}]  (rounds: ${fmt(ratios)})`,
+  )
+  // The same-run ratio of server CPU per call (bare / quenchz: above 1 means quenchz's server does less per call).
+  // When the load client's CPU per call is the larger, calls/s measure the client, not the servers.
+  const cpuRatios = bareRuns.map((b, i) => b.serverCpu / (quenchzRuns[i] as PhaseResult).serverCpu)
+  console.log(
+    `    server CPU per call, bare / quenchz: ${median(cpuRatios).toFixed(2)} [${Math.min(...cpuRatios).toFixed(2)}–${Math.max(...cpuRatios).toFixed(2)}]`,
   )
 }
 
