@@ -53,7 +53,10 @@ const header = (headers: IncomingHttpHeaders, name: string) => {
  * Content-Type) and whose `_meta` names the protocol version and client capabilities; undefined otherwise.
  */
 export function modernToolCall(message: unknown, headers: IncomingHttpHeaders): PlainToolCall | undefined {
-  if (header(headers, 'mcp-method') !== 'tools/call' || header(headers, 'mcp-protocol-version') !== MODERN_PROTOCOL_VERSION)
+  if (
+    header(headers, 'mcp-method') !== 'tools/call' ||
+    header(headers, 'mcp-protocol-version') !== MODERN_PROTOCOL_VERSION
+  )
     return undefined
   const type = header(headers, 'content-type')
   if (type === undefined || !type.toLowerCase().startsWith('application/json')) return undefined

@@ -45,7 +45,10 @@ export class GateServer extends Server {
   report: ((request: JSONRPCRequest, ctx: ServerContext, result: Result, startedMs: number) => void) | undefined
   /** The registered tools/call handler's own work, also with the tool's answer (the fast path's use of it). */
   serveGranted:
-    | ((request: { params?: unknown }, ctx: ServerContext) => Promise<{ result: CallToolResult; answer?: GatedToolAnswer }>)
+    | ((
+        request: { params?: unknown },
+        ctx: ServerContext,
+      ) => Promise<{ result: CallToolResult; answer?: GatedToolAnswer }>)
     | undefined
 
   protected override _wrapHandler(method: string, handler: Handler): Handler {
