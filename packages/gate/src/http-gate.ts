@@ -13,6 +13,7 @@ import type { Budget } from './budget/fair-budget.js'
 import { GateError, TokenRefused } from './errors.js'
 import type { CallScheduler } from './fair-scheduler.js'
 import type { HostAllowList } from './host-allow-list.js'
+import { createFastCalls, SETTLED_ANSWER_BYTES } from './internal/fast-calls.js'
 import { buildGateServer, type FaultReporter } from './internal/gate-server.js'
 import { bearerChallenge, protectedResourceMetadata, resourceIdentity, UNAUTHORIZED_BODY } from './resource-metadata.js'
 import { type CallReport, type GatedTool, toolTable } from './tools.js'
@@ -56,6 +57,13 @@ export interface GateOptions {
   bodyTimeoutMs?: number
   /** At most this many request bodies being received at once (else 503); default 256. */
   maxUnfinishedBodies?: number
+  /**
+   * Serve plain tools/call requests (both eras) without a per-request SDK server, serialising each result once;
+   * default true. false sends every request through the SDK (what the fast path must always agree with).
+   */
+  fastCalls?: boolean
+  /** Cap of the kept serialised results of settled answers (GatedToolAnswer.settled), bytes; default 32 MiB. */
+  settledAnswerBytes?: number
 }
 
 /** The gate as a node:http request listener, plus the addresses it derived. */
@@ -65,6 +73,8 @@ export interface Gate {
   readonly endpointPath: string
   readonly metadataPath: string
   readonly metadataUrl: string
+  /** The fast path's counters (tests and benches read them); undefined when `fastCalls` is false. */
+  readonly fastCalls: { readonly answered: number; readonly fromSettledBytes: number } | undefined
   close(): Promise<void>
 }
 
@@ -104,8 +114,18 @@ export function createGate(options: GateOptions): Gate {
     maxRequestBodySize: maxBodyBytes,
     onerror: (error) => emit({ kind: 'fault', code: 'adapter', error }),
   })
+  const fast =
+    options.fastCalls === false
+      ? undefined
+      : createFastCalls({
+          server: build(),
+          serverInfo: options.serverInfo,
+          scheduler: options.scheduler,
+          settledAnswerBytes: options.settledAnswerBytes ?? SETTLED_ANSWER_BYTES,
+        })
   const legacy = new LegacySessions({
     createServer: () => build(),
+    ...(fast !== undefined ? { fastPath: fast.legacy } : {}),
     idleMs: options.sessionIdleMs ?? 15 * 60_000,
     maxSessionsPerCaller: options.maxSessionsPerCaller ?? 16,
     ...(options.maxSessions !== undefined ? { maxSessions: options.maxSessions } : {}),
@@ -177,6 +197,7 @@ export function createGate(options: GateOptions): Gate {
     },
     admitHeaders,
     modern,
+    ...(fast !== undefined ? { fastPath: fast.modern } : {}),
     legacy,
     onEvent: (event: EndpointEvent) => {
       // Body and parse refusals are the caller's and answered in full; only host refusals are gate events.
@@ -203,6 +224,7 @@ export function createGate(options: GateOptions): Gate {
     endpointPath: identity.endpointPath,
     metadataPath: identity.metadataPath,
     metadataUrl: identity.metadataUrl,
+    fastCalls: fast,
     async close() {
       await legacy.close()
       await mcp.close()

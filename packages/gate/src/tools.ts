@@ -3,7 +3,17 @@ import { GateConfigError } from './errors.js'
 
 /** What a tool handler answers: data (as structuredContent plus a text copy) or a caller-facing refusal text. */
 export type GatedToolAnswer =
-  | { ok: true; structuredContent: Record<string, unknown>; text: string }
+  | {
+      ok: true
+      structuredContent: Record<string, unknown>
+      text: string
+      /**
+       * true: this very object is the answer to the same question for good (a settled window of a dated file), and
+       * is returned again, never mutated. The gate may then keep its serialised form (bounded) and splice it into
+       * every later reply instead of serialising it again.
+       */
+      settled?: boolean
+    }
   | { ok: false; text: string }
 
 /** A tool the gate serves. Tools never charge the budget and never check scope: the gate does both, once. */

@@ -36,3 +36,11 @@ export {
 } from './server-limits.js'
 export { ownerHash, SessionIds } from './session-id.js'
 export { MemorySessionStore, type SessionCaps, type SessionStore } from './session-store.js'
+export {
+  legacyToolCall,
+  MODERN_PROTOCOL_VERSION,
+  modernToolCall,
+  openResultJson,
+  type PlainToolCall,
+  writeToolResult,
+} from './tool-call.js'

@@ -35,9 +35,9 @@ export interface LegacySessionsOptions {
   now?: () => number
   /**
    * Answers a request on a verified, open session itself and returns true, or returns false untouched (the SDK then
-   * answers). Given the one parsed message; never re-reads the body.
+   * answers). Given the one parsed message and the admitted caller; never re-reads the body.
    */
-  fastPath?: (message: unknown, req: IncomingMessage, res: ServerResponse) => Promise<boolean>
+  fastPath?: (message: unknown, req: IncomingMessage, res: ServerResponse, who: Caller) => Promise<boolean>
   /** Transport and store faults (reporting only). */
   onError?: (error: unknown) => void
 }
@@ -141,7 +141,7 @@ export class LegacySessions {
       return
     }
     res.setHeader('mcp-session-id', sessionId)
-    if (this.#fastPath !== undefined && (await this.#fastPath(body, req, res))) {
+    if (this.#fastPath !== undefined && (await this.#fastPath(body, req, res, who))) {
       this.#fastAnswered++
       return
     }

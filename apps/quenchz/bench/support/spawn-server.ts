@@ -1,15 +1,19 @@
 // Starts a bench server process (bench/support/serve.ts), pinned to one core with taskset when it exists.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 
 const SERVE = fileURLToPath(new URL('./serve.ts', import.meta.url))
 // BENCH_PIN=0 leaves the servers to the OS scheduler (on a machine shared with other work, pinning can hurt).
+const TICKS_PER_SECOND = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100
 const hasTaskset = process.env.BENCH_PIN !== '0' && spawnSync('taskset', ['--version']).status === 0
 
 export interface BenchServer {
   url: string
   tokens: Record<string, string>
   pinned: boolean
+  /** CPU time the server process has used so far, ms (user + system, from /proc); undefined where /proc is absent. */
+  cpuMs(): number | undefined
   stop(): Promise<void>
 }
 
@@ -32,6 +36,15 @@ export async function spawnServer(kind: string, history: string, core = 0): Prom
     url,
     tokens,
     pinned: hasTaskset,
+    cpuMs() {
+      // taskset execs node, so the child's pid is the server's. Fields 14 and 15 of stat: utime, stime in ticks.
+      try {
+        const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? []
+        return (Number(fields[11]) + Number(fields[12])) * (1000 / TICKS_PER_SECOND)
+      } catch {
+        return undefined
+      }
+    },
     async stop() {
       if (child.exitCode !== null) return
       const gone = new Promise<void>((r) => child.once('exit', () => r()))

@@ -48,7 +48,7 @@ function refuse(text: string): GatedToolAnswer {
   return { ok: false, text }
 }
 
-function answer(structuredContent: Record<string, unknown>): GatedToolAnswer {
+function answer(structuredContent: Record<string, unknown>): GatedToolAnswer & { ok: true } {
   return { ok: true, structuredContent, text: renderJson(structuredContent) }
 }
 
@@ -198,13 +198,16 @@ function windowTool(source: RatesSource, now: () => Date): RatesTool {
         at,
       )
       if (!result.ok) return refuse(result.text)
-      const outcome = answer({
+      const structuredContent = {
         observations: result.observations.map((o) => [o.date, o.value]),
         coverage: result.certificate,
         source: SOURCE_ATTRIBUTION,
-      })
-      if (key !== undefined && result.settled) answers.set(key, outcome, at.getTime())
-      return outcome
+      }
+      if (key === undefined || !result.settled) return answer(structuredContent)
+      // Marked settled, the gate keeps this answer's serialised bytes too and does not serialise it again.
+      const settled: GatedToolAnswer = { ...answer(structuredContent), settled: true }
+      answers.set(key, settled, at.getTime())
+      return settled
     },
   }
 }

@@ -42,6 +42,10 @@ export interface QuenchzServerOptions {
   sessionStore?: GateOptions['sessionStore']
   /** MAC key of 2025-era session ids (≥ 32 characters), the same on every replica; default random per process. */
   sessionKey?: string
+  /** The gate's fast path for plain tool calls; default on (false: every request through the SDK, for comparison). */
+  fastCalls?: boolean
+  /** Cap of the gate's kept bytes of settled answers; default the gate's (32 MiB). */
+  settledAnswerBytes?: number
 }
 
 /** A listening quenchz server. */
@@ -73,6 +77,8 @@ export function quenchzGate(options: Omit<QuenchzServerOptions, 'port'>): Gate {
     ...(options.scheduler ? { scheduler: options.scheduler } : {}),
     ...(options.sessionStore ? { sessionStore: options.sessionStore } : {}),
     ...(options.sessionKey !== undefined ? { sessionKey: options.sessionKey } : {}),
+    ...(options.fastCalls !== undefined ? { fastCalls: options.fastCalls } : {}),
+    ...(options.settledAnswerBytes !== undefined ? { settledAnswerBytes: options.settledAnswerBytes } : {}),
   })
 }
 

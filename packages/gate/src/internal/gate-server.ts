@@ -10,6 +10,7 @@ import {
   type CallReport,
   type CompiledTool,
   describeSchemaErrors,
+  type GatedToolAnswer,
   NO_SUCH_TOOL,
   OVER_BUDGET,
   type ToolTable,
@@ -39,9 +40,16 @@ const refusal = (text: string): CallToolResult => ({ content: [{ type: 'text', t
  * 1. charge the budget (every call, whatever the name); 2. refuse unknown and ungranted names with one constant;
  * 3. only then hand over to the SDK's own validation and the tool. `McpServer` has no such hook, hence `Server`.
  */
-class GateServer extends Server {
+export class GateServer extends Server {
   gate: ((request: JSONRPCRequest, ctx: ServerContext) => Promise<CallToolResult | undefined>) | undefined
   report: ((request: JSONRPCRequest, ctx: ServerContext, result: Result, startedMs: number) => void) | undefined
+  /** The registered tools/call handler's own work, also with the tool's answer (the fast path's use of it). */
+  serveGranted:
+    | ((
+        request: { params?: unknown },
+        ctx: ServerContext,
+      ) => Promise<{ result: CallToolResult; answer?: GatedToolAnswer }>)
+    | undefined
 
   protected override _wrapHandler(method: string, handler: Handler): Handler {
     const inner = super._wrapHandler(method, handler)
@@ -80,7 +88,7 @@ export function buildGateServer(options: {
   budget: Budget
   onFault: FaultReporter
   onCall?: (report: CallReport) => void
-}): Server {
+}): GateServer {
   const { table, budget, onFault, onCall } = options
   // What the budget said for each request, kept only until the call is reported.
   const charged = new WeakMap<JSONRPCRequest, CallReport['charged']>()
@@ -137,26 +145,32 @@ export function buildGateServer(options: {
       ...(tool.outputSchema !== undefined ? { outputSchema: tool.outputSchema as { type: 'object' } } : {}),
     })),
   }))
-  server.setRequestHandler('tools/call', async (request, ctx) => {
+  server.serveGranted = async (request, ctx) => {
     // The gate has already charged and admitted this name; the lookup cannot miss, but stays total.
-    const compiled = table.granted(request.params.name, callerOf(ctx).scopes)
-    if (compiled === undefined) return refusal(NO_SUCH_TOOL)
-    const args = request.params.arguments ?? {}
+    const params = (request.params ?? {}) as { name?: unknown; arguments?: unknown }
+    const compiled = table.granted(params.name, callerOf(ctx).scopes)
+    if (compiled === undefined) return { result: refusal(NO_SUCH_TOOL) }
+    const args = params.arguments ?? {}
     if (!compiled.validateInput(args))
-      return refusal(`invalid arguments: ${describeSchemaErrors(compiled.validateInput)}`)
+      return { result: refusal(`invalid arguments: ${describeSchemaErrors(compiled.validateInput)}`) }
     let outcome: Awaited<ReturnType<CompiledTool['tool']['call']>>
     try {
       outcome = await compiled.tool.call(args)
     } catch (error) {
       onFault('tool-threw', compiled.tool.name, error)
-      return refusal("the tool failed on the server; this is not the caller's fault")
+      return { result: refusal("the tool failed on the server; this is not the caller's fault") }
     }
-    if (!outcome.ok) return refusal(outcome.text)
+    if (!outcome.ok) return { result: refusal(outcome.text) }
     if (compiled.validateOutput && !compiled.validateOutput(outcome.structuredContent)) {
       onFault('output-schema', compiled.tool.name)
-      return refusal("the tool failed on the server; this is not the caller's fault")
+      return { result: refusal("the tool failed on the server; this is not the caller's fault") }
     }
-    return { content: [{ type: 'text', text: outcome.text }], structuredContent: outcome.structuredContent }
-  })
+    return {
+      result: { content: [{ type: 'text', text: outcome.text }], structuredContent: outcome.structuredContent },
+      answer: outcome,
+    }
+  }
+  const serveGranted = server.serveGranted
+  server.setRequestHandler('tools/call', async (request, ctx) => (await serveGranted(request, ctx)).result)
   return server
 }

@@ -1,0 +1,154 @@
+// The gate's fast path for a plain tools/call, both eras. It runs behind the door (@tollgate/mcp-endpoint): token
+// admitted, body read once and parsed once, strictly. It takes only the envelope the SDK would answer with a plain
+// result (mcp-endpoint's modernToolCall / legacyToolCall: anything else, including every request the SDK would
+// refuse, is left untouched to the SDK) and then runs the very same steps as the SDK path, on one long-lived
+// GateServer: the budget charge and the concealment (`gate`), the handler's own work (`serveGranted`), the call
+// report (`report`), in the scheduler's turn. What it skips is the per-request SDK server, its transport and the
+// web Response, so the result is serialised once; and a settled answer (see GatedToolAnswer.settled) is not
+// serialised at all after its first reply: its bytes are kept (bounded, least recently used first) and only the
+// JSON-RPC id is spliced in.
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { AuthInfo, JSONRPCRequest, ServerContext } from '@modelcontextprotocol/server'
+import {
+  type AdmittedMessage,
+  type Caller,
+  legacyToolCall,
+  modernToolCall,
+  openResultJson,
+  type PlainToolCall,
+  writeToolResult,
+} from '@tollgate/mcp-endpoint'
+import type { CallScheduler } from '../fair-scheduler.js'
+import type { GatedToolAnswer } from '../tools.js'
+import type { GateServer } from './gate-server.js'
+
+/** Default cap of the settled answers' kept bytes: 32 MiB (the whole USD history is about 0.37 MB). */
+export const SETTLED_ANSWER_BYTES = 32 * 1024 * 1024
+
+/**
+ * Serialised results of settled answers, keyed by the answer object itself, least recently used out first once
+ * their bytes pass the cap. A result larger than the cap is served but not kept.
+ */
+export class SettledAnswerBytes {
+  readonly #entries = new Map<GatedToolAnswer, Buffer>()
+  #bytes = 0
+  constructor(readonly capBytes: number) {}
+
+  get bytes(): number {
+    return this.#bytes
+  }
+  get size(): number {
+    return this.#entries.size
+  }
+
+  get(answer: GatedToolAnswer): Buffer | undefined {
+    const hit = this.#entries.get(answer)
+    if (hit !== undefined) {
+      this.#entries.delete(answer)
+      this.#entries.set(answer, hit)
+    }
+    return hit
+  }
+
+  set(answer: GatedToolAnswer, bytes: Buffer): void {
+    if (bytes.length > this.capBytes) return
+    this.#entries.set(answer, bytes)
+    this.#bytes += bytes.length
+    for (const [oldest, kept] of this.#entries) {
+      if (this.#bytes <= this.capBytes) break
+      this.#entries.delete(oldest)
+      this.#bytes -= kept.length
+    }
+  }
+}
+
+/** The fast path's two legs and its counters (diagnostics that tests and benches read). */
+export interface FastCalls {
+  modern(message: AdmittedMessage, res: ServerResponse): Promise<boolean>
+  legacy(message: unknown, req: IncomingMessage, res: ServerResponse, who: Caller): Promise<boolean>
+  /** tools/call requests answered here, both eras. */
+  readonly answered: number
+  /** Of those, replies whose result was kept bytes of a settled answer (not serialised for this call). */
+  readonly fromSettledBytes: number
+  readonly settled: SettledAnswerBytes
+}
+
+export function createFastCalls(options: {
+  /** One server for every fast call: only its gate, handler and report are used, never a transport. */
+  server: GateServer
+  serverInfo: { name: string; version: string }
+  scheduler: CallScheduler | undefined
+  settledAnswerBytes: number
+}): FastCalls {
+  const { server, scheduler } = options
+  const settled = new SettledAnswerBytes(options.settledAnswerBytes)
+  // What the SDK's 2026-07-28 encoder adds to every tools/call result; the 2025-era one adds nothing.
+  const modernTail = `,"resultType":"complete","_meta":${JSON.stringify({ 'io.modelcontextprotocol/serverInfo': options.serverInfo })}`
+  let answered = 0
+  let fromSettledBytes = 0
+
+  async function serve(call: PlainToolCall, authInfo: AuthInfo | undefined, res: ServerResponse, tail: string) {
+    // The one field the gate's steps read from the SDK's context (callerOf): the AuthInfo the audience check made.
+    const ctx = { http: authInfo === undefined ? undefined : { authInfo } } as unknown as ServerContext
+    const request = call.request as unknown as JSONRPCRequest
+    const gate = server.gate as NonNullable<GateServer['gate']>
+    const serveGranted = server.serveGranted as NonNullable<GateServer['serveGranted']>
+    const startedMs = performance.now()
+    let served: Awaited<ReturnType<typeof serveGranted>>
+    try {
+      const refused = await gate(request, ctx)
+      served = refused === undefined ? await serveGranted(request, ctx) : { result: refused }
+    } catch (error) {
+      // The budget store failed (the gate reported it): the SDK's answer to a throwing handler, its fixed text.
+      answered++
+      const message = (error as { message?: unknown }).message
+      const body = JSON.stringify({
+        jsonrpc: '2.0',
+        id: call.id,
+        error: { code: -32603, message: typeof message === 'string' ? message : 'Internal error' },
+      })
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body)
+      return
+    }
+    server.report?.(request, ctx, served.result, startedMs)
+    const answer = served.answer
+    let bytes: Buffer | undefined
+    if (answer?.ok === true && answer.settled === true) {
+      bytes = settled.get(answer)
+      if (bytes !== undefined) fromSettledBytes++
+      else {
+        bytes = openResultJson(served.result)
+        settled.set(answer, bytes)
+      }
+    }
+    answered++
+    writeToolResult(res, call.id, bytes ?? openResultJson(served.result), tail)
+  }
+
+  return {
+    async modern({ req, message, caller }, res) {
+      const call = modernToolCall(message, req.headers)
+      if (call === undefined) return false
+      // The same turn-taking as the SDK leg (createGate wraps that one): a tool call waits for its caller's turn.
+      const sub = caller.authInfo?.clientId
+      if (scheduler !== undefined && sub !== undefined)
+        await scheduler.run(sub, () => serve(call, caller.authInfo, res, modernTail))
+      else await serve(call, caller.authInfo, res, modernTail)
+      return true
+    },
+    // Already in the scheduler's turn: createGate schedules the whole legacy leg's tool calls.
+    async legacy(message, req, res, who) {
+      const call = legacyToolCall(message, req.headers)
+      if (call === undefined) return false
+      await serve(call, who.authInfo, res, '')
+      return true
+    },
+    get answered() {
+      return answered
+    },
+    get fromSettledBytes() {
+      return fromSettledBytes
+    },
+    settled,
+  }
+}
