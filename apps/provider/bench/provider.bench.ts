@@ -262,6 +262,8 @@ for (const kind of KINDS) servers.set(kind, await startServer(kind))
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0
 const results: Record<string, Partial<Record<Kind, Result>>> = {}
 let restReport: string[] = []
+// Server CPU (user + system of the server's process) per scenario and server, warm-up included: "scenario|kind".
+const scenarioCpu: RestCpu = new Map()
 // Per scenario and provider kind: sameRoundRatios against the era's peer.
 const ratios: Record<string, Partial<Record<Kind, ReturnType<typeof sameRoundRatios>>>> = {}
 try {
@@ -274,7 +276,14 @@ try {
       const order = kinds.map((_, i) => kinds[(i + round) % kinds.length] as Kind)
       for (const kind of order) {
         const u = new URL(servers.get(kind)?.url as string)
+        const before = serverCpuSeconds(kind)
         const r = await run(() => (s.era === 'modern' ? modernCall(kind, u, s.tool) : legacyAttempt(kind, u, s.tool)))
+        const after = serverCpuSeconds(kind)
+        if (before !== undefined && after !== undefined) {
+          const key = `${s.name}|${kind}`
+          const c = scenarioCpu.get(key) ?? { seconds: 0, calls: 0 }
+          scenarioCpu.set(key, { seconds: c.seconds + after - before, calls: c.calls + r.count + WARMUP })
+        }
         rounds.set(kind, [...(rounds.get(kind) ?? []), r])
       }
     }
@@ -340,6 +349,7 @@ for (const s of scenarios) {
       `  ${kind.padEnd(12)} ${fmt(mine)} | ×peer ${ratio.bare.toFixed(2)} [${low.toFixed(2)}–${high.toFixed(2)}] ×raw ${ratio.raw.toFixed(2)}`,
     )
   }
+  console.log(scenarioCpuLine(s.name, peerOf(s.era)))
 }
 for (const line of restReport) console.log(line)
 agent.destroy()
@@ -464,6 +474,25 @@ async function restRounds(restCpu: RestCpu, legs: readonly RestLeg[]): Promise<M
     }
   }
   return rounds
+}
+
+/**
+ * Server CPU per call of every server in a scenario, and the peer's CPU per call over each provider's (how many times
+ * cheaper): steadier than throughput when other processes share the cores. provider-pg's figure is the provider's
+ * process only: PostgreSQL's own backends are not counted, so its ratio flatters it.
+ */
+function scenarioCpuLine(scenario: string, peer: Kind): string {
+  const per = (kind: Kind) => {
+    const c = scenarioCpu.get(`${scenario}|${kind}`)
+    return c === undefined || c.calls === 0 ? undefined : (c.seconds / c.calls) * 1e6
+  }
+  const base = per(peer)
+  const parts = KINDS.filter((k) => per(k) !== undefined).map((k) => {
+    const v = per(k) as number
+    const vsPeer = isProvider(k) && base !== undefined ? ` (×peer ${(base / v).toFixed(2)})` : ''
+    return `${k} ${v.toFixed(0)} µs${vsPeer}`
+  })
+  return `  server CPU per call (provider-pg: without PostgreSQL's own): ${parts.join('; ')}`
 }
 
 /** Server CPU µs per call of a leg, and a baseline's CPU per call divided by it (how many times cheaper). */
