@@ -175,7 +175,7 @@ async function serve(plan: ServePlan, io: CliIo, cwd: string): Promise<number | 
       port: plan.port,
       budget: quenchzBudget(CLOCKS[plan.clock](), shared?.store),
       allowList: allowListOf(plan),
-      scheduler: new FairScheduler({ perCaller: plan.maxInFlight }),
+      scheduler: new FairScheduler({ perCaller: plan.maxInFlight, maxWaitingPerCaller: plan.maxWaiting }),
       onEvent: logEvent(log),
       ...(shared !== undefined && { sessionStore: shared.sessions }),
       ...(sessionKey !== undefined && { sessionKey }),
@@ -346,6 +346,9 @@ export function logEvent(log: Logger): (event: GateEvent) => void {
       }
       case 'refused-token':
         log.warn({ reason: event.code, library: event.libraryError }, 'token refused')
+        return
+      case 'refused-queue-full':
+        log.warn({ sub: event.caller, tool: null, outcome: 'queue-full', limit: event.limit }, 'call refused')
         return
       case 'refused-host':
         log.warn({ status: event.status }, 'host refused')

@@ -32,6 +32,7 @@ export {
 export {
   BudgetConfigError,
   BudgetStoreError,
+  CallerQueueFull,
   GateConfigError,
   GateError,
   type GateErrorCode,
