@@ -10,6 +10,8 @@ export interface BenchServer {
   url: string
   tokens: Record<string, string>
   pinned: boolean
+  /** Sends SIGUSR2 and resolves with the JSON line the server answers (bench/support/serve.ts). */
+  stats(): Promise<unknown>
   stop(): Promise<void>
 }
 
@@ -17,21 +19,47 @@ export async function spawnServer(kind: string, history: string, core = 0): Prom
   const node = [process.execPath, '--conditions=@tollgate/source', '--import', 'tsx', SERVE, kind, history]
   const argv = hasTaskset ? ['taskset', '-c', String(core), ...node] : node
   const child: ChildProcess = spawn(argv[0] as string, argv.slice(1), { stdio: ['ignore', 'pipe', 'inherit'] })
-  const line = await new Promise<string>((resolve, reject) => {
-    let out = ''
-    child.stdout?.setEncoding('utf8')
-    child.stdout?.on('data', (chunk: string) => {
-      out += chunk
-      const nl = out.indexOf('\n')
-      if (nl >= 0) resolve(out.slice(0, nl))
-    })
-    child.once('exit', (code) => reject(new Error(`bench server ${kind} exited ${code}`)))
+  // Lines the server prints, in order; the first is {url, tokens}, later ones answer SIGUSR2.
+  const lines: string[] = []
+  let waiting: ((line: string) => void) | undefined
+  let out = ''
+  child.stdout?.setEncoding('utf8')
+  child.stdout?.on('data', (chunk: string) => {
+    out += chunk
+    for (let nl = out.indexOf('\n'); nl >= 0; nl = out.indexOf('\n')) {
+      lines.push(out.slice(0, nl))
+      out = out.slice(nl + 1)
+    }
+    if (waiting !== undefined && lines.length > 0) {
+      const w = waiting
+      waiting = undefined
+      w(lines.shift() as string)
+    }
   })
+  let exited: Error | undefined
+  let failWaiting: ((error: Error) => void) | undefined
+  child.once('exit', (code) => {
+    exited = new Error(`bench server ${kind} exited ${code}`)
+    failWaiting?.(exited)
+  })
+  const nextLine = () =>
+    new Promise<string>((resolve, reject) => {
+      if (lines.length > 0) return resolve(lines.shift() as string)
+      if (exited !== undefined) return reject(exited)
+      waiting = resolve
+      failWaiting = reject
+    })
+  const line = await nextLine()
   const { url, tokens } = JSON.parse(line) as { url: string; tokens: Record<string, string> }
   return {
     url,
     tokens,
     pinned: hasTaskset,
+    async stats() {
+      const answer = nextLine()
+      child.kill('SIGUSR2')
+      return JSON.parse(await answer) as unknown
+    },
     async stop() {
       if (child.exitCode !== null) return
       const gone = new Promise<void>((r) => child.once('exit', () => r()))

@@ -51,6 +51,8 @@ export interface RunningQuenchz {
   host: string
   port: number
   gate: Gate
+  /** The listening node:http server (for measurement: its `request` events). */
+  server: Server
   close(): Promise<void>
 }
 
@@ -102,6 +104,7 @@ export async function startQuenchz(options: QuenchzServerOptions): Promise<Runni
     host,
     port,
     gate,
+    server,
     async close() {
       await gate.close()
       server.closeAllConnections()
