@@ -175,7 +175,7 @@ async function serve(plan: ServePlan, io: CliIo, cwd: string): Promise<number | 
       port: plan.port,
       budget: quenchzBudget(CLOCKS[plan.clock](), shared?.store),
       allowList: allowListOf(plan),
-      scheduler: new FairScheduler({ perCaller: plan.maxInFlight }),
+      scheduler: new FairScheduler({ perCaller: plan.maxInFlight, maxWaitingPerCaller: plan.maxWaiting }),
       onEvent: logEvent(log),
       ...(shared !== undefined && { sessionStore: shared.sessions }),
       ...(sessionKey !== undefined && { sessionKey }),
@@ -324,7 +324,8 @@ function stopOnSignals(opened: Opened): void {
 }
 
 /**
- * One log line per event: `info` for a served call (caller, tool, outcome, where its unit came from, duration),
+ * One log line per event: `info` for a served call (caller, tool, outcome, where its unit came from, the budget left
+ * after it, duration),
  * `warn` for every refusal with its reason. Never a token, an argument or a name the caller typed.
  */
 export function logEvent(log: Logger): (event: GateEvent) => void {
@@ -336,6 +337,7 @@ export function logEvent(log: Logger): (event: GateEvent) => void {
           tool: event.tool ?? null,
           outcome: event.outcome,
           charged: event.charged ?? null,
+          left: event.left ?? null,
           ms: Math.round(event.durationMs * 10) / 10,
         }
         if (event.outcome === 'over-budget' || event.outcome === 'no-such-tool') log.warn(line, 'call refused')
@@ -344,6 +346,9 @@ export function logEvent(log: Logger): (event: GateEvent) => void {
       }
       case 'refused-token':
         log.warn({ reason: event.code, library: event.libraryError }, 'token refused')
+        return
+      case 'refused-queue-full':
+        log.warn({ sub: event.caller, tool: null, outcome: 'queue-full', limit: event.limit }, 'call refused')
         return
       case 'refused-host':
         log.warn({ status: event.status }, 'host refused')

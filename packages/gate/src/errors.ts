@@ -14,6 +14,7 @@ export type GateErrorCode =
   | 'ERR_GATE_BUDGET_CONFIG'
   | 'ERR_GATE_BUDGET_STORE'
   | 'ERR_GATE_CONFIG'
+  | 'ERR_GATE_QUEUE_FULL'
 
 /** Base class of every error the gate throws. Switch on `code`, never on the message. */
 export class GateError extends Error {
@@ -63,5 +64,18 @@ export class BudgetStoreError extends GateError {
 export class GateConfigError extends GateError {
   constructor(message: string) {
     super('ERR_GATE_CONFIG', message)
+  }
+}
+
+/**
+ * A caller already has as many calls waiting for the scheduler as it may; this one was refused without running.
+ * The caller's own load, not the server's fault: the gate answers 429 with Retry-After.
+ */
+export class CallerQueueFull extends GateError {
+  /** The per-caller bound on waiting calls that was reached. */
+  readonly limit: number
+  constructor(limit: number) {
+    super('ERR_GATE_QUEUE_FULL', `this caller already has ${limit} calls waiting; retry once some are answered`)
+    this.limit = limit
   }
 }

@@ -3,6 +3,11 @@
 // caller that was served least recently among those waiting (round robin), never simply to the longest queue.
 // A greedy caller with sixteen calls in flight therefore occupies `perCaller` slots, and a quiet caller's call
 // starts at once instead of queueing behind the other fourteen.
+// A caller's waiting calls are bounded too (`maxWaitingPerCaller`): each one holds a connection and a parsed body,
+// so past the bound a call is refused at once with CallerQueueFull (the gate answers 429 with Retry-After) rather
+// than queued for ever. The bound is per caller, so a greedy caller filling its own queue never refuses a quiet one.
+
+import { CallerQueueFull } from './errors.js'
 
 /** Runs a caller's work when the caller's share of the server allows it. */
 export interface CallScheduler {
@@ -16,6 +21,8 @@ export interface FairSchedulerOptions {
   perCaller?: number
   /** Calls of all callers in service at once; default 8. */
   total?: number
+  /** Calls of one caller waiting for a slot; one more is refused with CallerQueueFull. Default 32. */
+  maxWaitingPerCaller?: number
 }
 
 interface Waiting {
@@ -33,6 +40,7 @@ interface CallerState {
 export class FairScheduler implements CallScheduler {
   readonly perCaller: number
   readonly total: number
+  readonly maxWaitingPerCaller: number
   #inService = 0
   readonly #callers = new Map<string, CallerState>()
   #starts = 0
@@ -40,6 +48,7 @@ export class FairScheduler implements CallScheduler {
   constructor(options: FairSchedulerOptions = {}) {
     this.perCaller = positiveInteger('perCaller', options.perCaller, 2)
     this.total = positiveInteger('total', options.total, 8)
+    this.maxWaitingPerCaller = positiveInteger('maxWaitingPerCaller', options.maxWaitingPerCaller, 32)
   }
 
   /** Calls in service now, all callers together (for tests and metrics). */
@@ -54,8 +63,13 @@ export class FairScheduler implements CallScheduler {
     return n
   }
 
+  /** Rejects with {@link CallerQueueFull}, without running `work`, when the caller's queue is already full. */
   run<T>(caller: string, work: () => Promise<T>): Promise<T> {
     const state = this.#state(caller)
+    const mustWait = state.queue.length > 0 || state.inService >= this.perCaller || this.#inService >= this.total
+    if (mustWait && state.queue.length >= this.maxWaitingPerCaller) {
+      return Promise.reject(new CallerQueueFull(this.maxWaitingPerCaller))
+    }
     return new Promise<T>((resolve, reject) => {
       // The slot is freed before the caller hears back. The next waiting call starts on a later turn of the event
       // loop (setImmediate), never straight from this one: started back to back from promise continuations, a queue
@@ -87,8 +101,8 @@ export class FairScheduler implements CallScheduler {
           },
         )
       }
-      if (state.queue.length === 0 && state.inService < this.perCaller && this.#inService < this.total) start()
-      else state.queue.push({ start })
+      if (mustWait) state.queue.push({ start })
+      else start()
     })
   }
 

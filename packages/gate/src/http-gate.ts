@@ -10,7 +10,7 @@ import {
 } from '@tollgate/mcp-endpoint'
 import type { Audience } from './audience.js'
 import type { Budget } from './budget/fair-budget.js'
-import { GateError, TokenRefused } from './errors.js'
+import { CallerQueueFull, GateError, TokenRefused } from './errors.js'
 import type { CallScheduler } from './fair-scheduler.js'
 import type { HostAllowList } from './host-allow-list.js'
 import { createFastCalls, SETTLED_ANSWER_BYTES } from './internal/fast-calls.js'
@@ -22,6 +22,7 @@ import { type CallReport, type GatedTool, toolTable } from './tools.js'
 export type GateEvent =
   | { kind: 'refused-token'; code: string; libraryError: string | undefined }
   | { kind: 'refused-host'; status: 421 | 403 }
+  | { kind: 'refused-queue-full'; caller: string; limit: number }
   | { kind: 'fault'; code: string; tool?: string; error?: unknown }
   | ({ kind: 'call' } & CallReport)
 
@@ -114,13 +115,23 @@ export function createGate(options: GateOptions): Gate {
     maxRequestBodySize: maxBodyBytes,
     onerror: (error) => emit({ kind: 'fault', code: 'adapter', error }),
   })
+  // The one scheduling point: a tool call waits for its caller's turn (both eras); everything else is served at
+  // once. The caller is the admitted token's sub, set by the endpoint before either leg runs.
+  // A caller whose queue is full is answered 429 at once, before any charge (see refuseQueueFull).
+  const scheduler = options.scheduler
+  const inTurn = (caller: string, res: AnswerSink, message: unknown, work: () => Promise<void>) =>
+    (scheduler as CallScheduler).run(caller, work).catch((error: unknown) => {
+      if (!(error instanceof CallerQueueFull)) throw error
+      emit({ kind: 'refused-queue-full', caller, limit: error.limit })
+      refuseQueueFull(res, message, error)
+    })
   const fast =
     options.fastCalls === false
       ? undefined
       : createFastCalls({
           server: build(),
           serverInfo: options.serverInfo,
-          scheduler: options.scheduler,
+          ...(scheduler !== undefined ? { inTurn } : {}),
           settledAnswerBytes: options.settledAnswerBytes ?? SETTLED_ANSWER_BYTES,
         })
   const legacy = new LegacySessions({
@@ -134,20 +145,17 @@ export function createGate(options: GateOptions): Gate {
     onError: (error) => emit({ kind: 'fault', code: 'legacy-transport', error }),
   })
 
-  // The one scheduling point: a tool call waits for its caller's turn (both eras); everything else is served at
-  // once. The caller is the admitted token's sub, set by the endpoint before either leg runs.
-  const scheduler = options.scheduler
   const modern: typeof sdkModern = (req, res, message) => {
     const caller = (req as IncomingMessage & { auth?: AuthInfo }).auth?.clientId
     return scheduler !== undefined && caller !== undefined && isToolCall(message)
-      ? scheduler.run(caller, () => sdkModern(req, res, message))
+      ? inTurn(caller, res, message, () => sdkModern(req, res, message))
       : sdkModern(req, res, message)
   }
   if (scheduler !== undefined) {
     const handleLegacy = legacy.handle.bind(legacy)
     legacy.handle = (req, res, message, who) =>
       isToolCall(message)
-        ? scheduler.run(who.caller, () => handleLegacy(req, res, message, who))
+        ? inTurn(who.caller, res, message, () => handleLegacy(req, res, message, who))
         : handleLegacy(req, res, message, who)
   }
 
@@ -235,6 +243,39 @@ export function createGate(options: GateOptions): Gate {
 function isToolCall(parsed: unknown): boolean {
   const one = (m: unknown) => (m as { method?: unknown } | null)?.method === 'tools/call'
   return Array.isArray(parsed) ? parsed.some(one) : one(parsed)
+}
+
+/** Seconds a caller refused for a full queue is told to wait (HTTP's Retry-After counts whole seconds). */
+const QUEUE_FULL_RETRY_AFTER_SECONDS = 1
+
+/**
+ * HTTP 429 with Retry-After, and a JSON-RPC error per request in the message (code -32000, the retry hint in
+ * `data`). Both official SDK clients reject the call with the status and this body's text in the error; a client
+ * fetch wrapper or proxy that honours 429 + Retry-After can retry without knowing MCP. Nothing was charged or run.
+ */
+function refuseQueueFull(res: AnswerSink, message: unknown, refusal: CallerQueueFull): void {
+  const error = {
+    code: -32000,
+    message: refusal.message,
+    data: { reason: 'queue-full', retryAfterSeconds: QUEUE_FULL_RETRY_AFTER_SECONDS },
+  }
+  const ids = (Array.isArray(message) ? message : [message])
+    .map((m) => (m as { id?: unknown } | null)?.id)
+    .filter((id) => typeof id === 'string' || typeof id === 'number')
+  const answers = ids.map((id) => ({ jsonrpc: '2.0', id, error }))
+  const body = JSON.stringify(Array.isArray(message) ? answers : (answers[0] ?? { jsonrpc: '2.0', id: null, error }))
+  res.writeHead(429, {
+    'content-type': 'application/json',
+    'retry-after': String(QUEUE_FULL_RETRY_AFTER_SECONDS),
+    'content-length': String(Buffer.byteLength(body)),
+  })
+  res.end(body)
+}
+
+/** What both MCP legs hand over to answer with: node's ServerResponse, or the SDK adapter's structural face of it. */
+interface AnswerSink {
+  writeHead(status: number, headers: Record<string, string>): unknown
+  end(body: string): unknown
 }
 
 function header(req: IncomingMessage, name: string): string | undefined {

@@ -14,15 +14,25 @@ export { type Clock, type ManualClock, manualClock, monotonicClock, wallClock } 
 export {
   type Budget,
   type BudgetDecision,
+  type BudgetLeft,
   FairBudget,
   type FairBudgetOptions,
   NaiveBucket,
 } from './budget/fair-budget.js'
 export { RedisBudgetStore } from './budget/redis-store.js'
-export { type BudgetStore, type FairPlan, type FairTake, MemoryBudgetStore, type NaivePlan } from './budget/store.js'
+export {
+  type BudgetStore,
+  type FairPlan,
+  type FairTake,
+  type FairTaken,
+  MemoryBudgetStore,
+  type NaivePlan,
+  type NaiveTaken,
+} from './budget/store.js'
 export {
   BudgetConfigError,
   BudgetStoreError,
+  CallerQueueFull,
   GateConfigError,
   GateError,
   type GateErrorCode,

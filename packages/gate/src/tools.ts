@@ -1,4 +1,5 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js'
+import type { BudgetLeft } from './budget/fair-budget.js'
 import { GateConfigError } from './errors.js'
 
 /** What a tool handler answers: data (as structuredContent plus a text copy) or a caller-facing refusal text. */
@@ -43,6 +44,8 @@ export interface CallReport {
   outcome: 'served' | 'refused' | 'over-budget' | 'no-such-tool'
   /** Where the budget unit came from; undefined when the budget refused. */
   charged: 'reserve' | 'spare' | 'bucket' | undefined
+  /** What the budget had left right after this call's charge; undefined when nothing was charged or read. */
+  left: BudgetLeft | undefined
   durationMs: number
 }
 

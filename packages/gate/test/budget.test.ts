@@ -86,6 +86,7 @@ for (const s of stores) {
       assert.deepEqual(await budget.request('agent-beta'), {
         admitted: true,
         reason: "admitted from this caller's own reserve",
+        left: { reserve: 14, spare: 0 },
       })
     })
 
@@ -142,7 +143,41 @@ for (const s of stores) {
       assert.deepEqual(await budget.request('agent-alpha'), {
         admitted: false,
         reason: "this caller's reserve is spent and the spare is empty",
+        left: { reserve: 0, spare: 0 },
       })
+    })
+
+    test('each decision says what was left right after its own take, in whole units', async (t) => {
+      if (s.skip()) return t.skip(s.skip())
+      const { budget, clock } = fair(['agent-alpha', 'agent-beta'])
+      const lefts: unknown[] = []
+      for (let i = 0; i < 17; i++) lefts.push((await budget.request('agent-alpha')).left)
+      assert.deepEqual(lefts.slice(0, 3), [
+        { reserve: 14, spare: 30 },
+        { reserve: 13, spare: 30 },
+        { reserve: 12, spare: 30 },
+      ])
+      assert.deepEqual(lefts.slice(14), [
+        { reserve: 0, spare: 30 },
+        { reserve: 0, spare: 29 },
+        { reserve: 0, spare: 28 },
+      ])
+      // The other caller's reserve is untouched; the spare it sees is the one alpha spent.
+      assert.deepEqual((await budget.request('agent-beta')).left, { reserve: 14, spare: 28 })
+      // Whole units: 0.1 s refills 1.5 of alpha's reserve and 3 of the spare (capped at 30); one call leaves a reserve
+      // of 0.5, shown as 0, and the full spare.
+      clock.advance(0.1)
+      assert.deepEqual((await budget.request('agent-alpha')).left, { reserve: 0, spare: 30 })
+      const naive = new NaiveBucket({
+        capacity: 3,
+        refillPerSecond: 1,
+        clock: clock.now,
+        store: s.make(),
+        key: `k${keySeq++}`,
+      })
+      const naiveLefts = []
+      for (let i = 0; i < 4; i++) naiveLefts.push((await naive.request('x')).left)
+      assert.deepEqual(naiveLefts, [{ bucket: 2 }, { bucket: 1 }, { bucket: 0 }, { bucket: 0 }])
     })
 
     test('two budget objects sharing one store and key act as one budget (replicas)', async (t) => {
@@ -160,8 +195,11 @@ for (const s of stores) {
       }
       const replicaA = new FairBudget(opts)
       const replicaB = new FairBudget(opts)
+      assert.deepEqual((await replicaA.request('agent-alpha')).left, { reserve: 14, spare: 30 })
+      // What replica B reports left includes what replica A spent: it comes from the shared state's one step.
+      assert.deepEqual((await replicaB.request('agent-alpha')).left, { reserve: 13, spare: 30 })
       const both = await Promise.all([drain(replicaA, 'agent-alpha', 40), drain(replicaB, 'agent-alpha', 40)])
-      assert.equal(both[0] + both[1], 45)
+      assert.equal(both[0] + both[1] + 2, 45)
       assert.equal(await drain(replicaB, 'agent-beta', 60), 15)
     })
   })

@@ -1,7 +1,7 @@
 // The fair scheduler's rule, without clocks: who is started, who waits, and in which order waiting calls start.
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { FairScheduler } from '../src/index.ts'
+import { CallerQueueFull, FairScheduler } from '../src/index.ts'
 
 /** A unit of work that records when it started and finishes only when released. */
 function held(log: string[], name: string) {
@@ -92,8 +92,53 @@ describe('FairScheduler', () => {
     assert.equal(scheduler.inService, 0)
   })
 
+  test("a caller's waiting calls are bounded: the excess is refused at once, unrun; other callers are not", async () => {
+    const scheduler = new FairScheduler({ perCaller: 1, total: 4, maxWaitingPerCaller: 2 })
+    assert.equal(new FairScheduler().maxWaitingPerCaller, 32, 'the documented default')
+    const log: string[] = []
+    const greedy = ['g1', 'g2', 'g3'].map((n) => held(log, n))
+    const running = greedy.map((h) => scheduler.run('greedy', h.work))
+    await settle()
+    assert.equal(scheduler.waiting, 2)
+    let ranTooMany = false
+    await assert.rejects(
+      scheduler.run('greedy', async () => {
+        ranTooMany = true
+      }),
+      (error: unknown) =>
+        error instanceof CallerQueueFull &&
+        error.code === 'ERR_GATE_QUEUE_FULL' &&
+        error.limit === 2 &&
+        error.message === 'this caller already has 2 calls waiting; retry once some are answered',
+    )
+    assert.equal(ranTooMany, false)
+    assert.equal(scheduler.waiting, 2, 'the refused call took no place in the queue')
+    // The quiet caller's own queue is empty: its call starts, and a second one may wait.
+    const quiet = [held(log, 'q1'), held(log, 'q2')]
+    const quietRuns = quiet.map((h) => scheduler.run('quiet', h.work))
+    await settle()
+    assert.deepEqual(log, ['g1', 'q1'])
+    // Once a greedy call is answered and a waiting one starts, there is room again.
+    greedy[0]?.release()
+    await running[0]
+    await settle()
+    assert.deepEqual(log, ['g1', 'q1', 'g2'])
+    const g4 = held(log, 'g4')
+    const p4 = scheduler.run('greedy', g4.work)
+    for (const h of [...greedy.slice(1), ...quiet, g4]) {
+      h.release()
+      await settle()
+    }
+    assert.deepEqual(await Promise.all([...running, ...quietRuns, p4]), ['g1', 'g2', 'g3', 'q1', 'q2', 'g4'])
+    assert.equal(scheduler.inService + scheduler.waiting, 0)
+  })
+
   test('options are checked by name', () => {
     assert.throws(() => new FairScheduler({ perCaller: 0 }), { name: 'RangeError', message: /perCaller/ })
     assert.throws(() => new FairScheduler({ total: 1.5 }), { name: 'RangeError', message: /total/ })
+    assert.throws(() => new FairScheduler({ maxWaitingPerCaller: 0 }), {
+      name: 'RangeError',
+      message: /maxWaitingPerCaller/,
+    })
   })
 })

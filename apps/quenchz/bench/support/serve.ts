@@ -2,7 +2,7 @@
 // SDK v2 peer with one no-op tool, or quenchz (whole gate + rates core on the ECB history file).
 // Prints one JSON line {url, tokens} on stdout once listening; stops on SIGTERM.
 // Usage: node --conditions=@tollgate/source --import tsx bench/support/serve.ts bare|quenchz|quenchz-unscheduled HISTORY
-import { createServer } from 'node:http'
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { toNodeHandler } from '@modelcontextprotocol/node'
 import { createMcpHandler, fromJsonSchema, McpServer } from '@modelcontextprotocol/server'
@@ -43,11 +43,38 @@ if (kind === 'bare') {
     port: 0,
     // A budget that never runs out, so the benches measure the charge and the service, not refusals.
     budget: new FairBudget({ capacity: 1e12, refillPerSecond: 1e12, callers: CALLERS }),
-    ...(kind === 'quenchz' ? { scheduler: new FairScheduler() } : {}),
+    // BENCH_PER_CALLER sets the scheduler's perCaller (quenchz's --max-in-flight); default the scheduler's own.
+    ...(kind === 'quenchz'
+      ? {
+          scheduler: new FairScheduler(
+            process.env.BENCH_PER_CALLER ? { perCaller: Number(process.env.BENCH_PER_CALLER) } : {},
+          ),
+        }
+      : {}),
   })
   const tokens: Record<string, string> = {}
   for (const sub of CALLERS)
     tokens[sub] = await issuer.mint({ subject: sub, scopes: ['rates:read'], lifetimeSeconds: 7200 })
+  // The quiet caller's time inside this server: from the request's headers being parsed to its answer's last byte
+  // handed to the socket. On SIGUSR2, one JSON line {inServerMs, cpuPerWall} since the last SIGUSR2, then reset:
+  // the fairness bench uses it to tell the server's share of a delay from the machine's (the process not on a CPU).
+  const quiet = `Bearer ${tokens['agent-beta']}`
+  let inServerMs: number[] = []
+  let cpu = process.cpuUsage()
+  let wall = performance.now()
+  running.server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    if (req.headers.authorization !== quiet) return
+    const t0 = performance.now()
+    res.once('finish', () => inServerMs.push(performance.now() - t0))
+  })
+  process.on('SIGUSR2', () => {
+    const used = process.cpuUsage(cpu)
+    const cpuPerWall = (used.user + used.system) / 1000 / (performance.now() - wall)
+    console.log(JSON.stringify({ inServerMs, cpuPerWall }))
+    inServerMs = []
+    cpu = process.cpuUsage()
+    wall = performance.now()
+  })
   console.log(JSON.stringify({ url: running.url, tokens }))
   process.once('SIGTERM', () => void running.close().then(() => process.exit(0)))
 }

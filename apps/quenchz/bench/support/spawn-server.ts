@@ -4,8 +4,8 @@ import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 
 const SERVE = fileURLToPath(new URL('./serve.ts', import.meta.url))
-// BENCH_PIN=0 leaves the servers to the OS scheduler (on a machine shared with other work, pinning can hurt).
 const TICKS_PER_SECOND = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100
+// BENCH_PIN=0 leaves the servers to the OS scheduler (on a machine shared with other work, pinning can hurt).
 const hasTaskset = process.env.BENCH_PIN !== '0' && spawnSync('taskset', ['--version']).status === 0
 
 export interface BenchServer {
@@ -14,6 +14,8 @@ export interface BenchServer {
   pinned: boolean
   /** CPU time the server process has used so far, ms (user + system, from /proc); undefined where /proc is absent. */
   cpuMs(): number | undefined
+  /** Sends SIGUSR2 and resolves with the JSON line the server answers (bench/support/serve.ts). */
+  stats(): Promise<unknown>
   stop(): Promise<void>
 }
 
@@ -21,16 +23,37 @@ export async function spawnServer(kind: string, history: string, core = 0): Prom
   const node = [process.execPath, '--conditions=@tollgate/source', '--import', 'tsx', SERVE, kind, history]
   const argv = hasTaskset ? ['taskset', '-c', String(core), ...node] : node
   const child: ChildProcess = spawn(argv[0] as string, argv.slice(1), { stdio: ['ignore', 'pipe', 'inherit'] })
-  const line = await new Promise<string>((resolve, reject) => {
-    let out = ''
-    child.stdout?.setEncoding('utf8')
-    child.stdout?.on('data', (chunk: string) => {
-      out += chunk
-      const nl = out.indexOf('\n')
-      if (nl >= 0) resolve(out.slice(0, nl))
-    })
-    child.once('exit', (code) => reject(new Error(`bench server ${kind} exited ${code}`)))
+  // Lines the server prints, in order; the first is {url, tokens}, later ones answer SIGUSR2.
+  const lines: string[] = []
+  let waiting: ((line: string) => void) | undefined
+  let out = ''
+  child.stdout?.setEncoding('utf8')
+  child.stdout?.on('data', (chunk: string) => {
+    out += chunk
+    for (let nl = out.indexOf('\n'); nl >= 0; nl = out.indexOf('\n')) {
+      lines.push(out.slice(0, nl))
+      out = out.slice(nl + 1)
+    }
+    if (waiting !== undefined && lines.length > 0) {
+      const w = waiting
+      waiting = undefined
+      w(lines.shift() as string)
+    }
   })
+  let exited: Error | undefined
+  let failWaiting: ((error: Error) => void) | undefined
+  child.once('exit', (code) => {
+    exited = new Error(`bench server ${kind} exited ${code}`)
+    failWaiting?.(exited)
+  })
+  const nextLine = () =>
+    new Promise<string>((resolve, reject) => {
+      if (lines.length > 0) return resolve(lines.shift() as string)
+      if (exited !== undefined) return reject(exited)
+      waiting = resolve
+      failWaiting = reject
+    })
+  const line = await nextLine()
   const { url, tokens } = JSON.parse(line) as { url: string; tokens: Record<string, string> }
   return {
     url,
@@ -44,6 +67,11 @@ export async function spawnServer(kind: string, history: string, core = 0): Prom
       } catch {
         return undefined
       }
+    },
+    async stats() {
+      const answer = nextLine()
+      child.kill('SIGUSR2')
+      return JSON.parse(await answer) as unknown
     },
     async stop() {
       if (child.exitCode !== null) return

@@ -18,6 +18,8 @@ export const DEFAULT_TOKEN_LIFETIME_SECONDS = 900
 export const MAX_TOKEN_LIFETIME_SECONDS = 7 * 86_400
 /** Default calls of one caller in service at once (the fair scheduler). */
 export const DEFAULT_MAX_IN_FLIGHT = 2
+/** Default calls of one caller waiting for a slot; one more is answered 429 with Retry-After. */
+export const DEFAULT_MAX_WAITING = 32
 
 interface FlagSpec {
   type: 'string' | 'boolean'
@@ -82,6 +84,12 @@ export const SERVE_FLAGS: Record<string, FlagSpec> = {
     value: 'N',
     shown: String(DEFAULT_MAX_IN_FLIGHT),
     help: "one caller's calls served at once; more wait their turn",
+  },
+  'max-waiting': {
+    type: 'string',
+    value: 'N',
+    shown: String(DEFAULT_MAX_WAITING),
+    help: "one caller's calls waiting their turn; more are answered 429 with Retry-After",
   },
   'log-level': {
     type: 'string',
@@ -178,6 +186,7 @@ export interface ServePlan {
   redis: URL | undefined
   prefix: string
   maxInFlight: number
+  maxWaiting: number
   logLevel: string
 }
 
@@ -229,6 +238,8 @@ export function servePlan(values: Values, cwd: string, env: NodeJS.ProcessEnv): 
     return { problem: '--budget-clock monotonic is per process: with --budget-redis use frozen or wall' }
   const maxInFlight = integerFlag('max-in-flight', str('max-in-flight'), DEFAULT_MAX_IN_FLIGHT, 1, 1024)
   if (typeof maxInFlight !== 'number') return maxInFlight
+  const maxWaiting = integerFlag('max-waiting', str('max-waiting'), DEFAULT_MAX_WAITING, 1, 65_536)
+  if (typeof maxWaiting !== 'number') return maxWaiting
   const logLevel = str('log-level') ?? 'info'
   if (!LOG_LEVELS.includes(logLevel)) return { problem: `--log-level must be one of ${LOG_LEVELS.join(', ')}` }
   const source = chooseSource(values, cwd, env)
@@ -246,6 +257,7 @@ export function servePlan(values: Values, cwd: string, env: NodeJS.ProcessEnv): 
     redis,
     prefix,
     maxInFlight,
+    maxWaiting,
     logLevel,
   }
 }

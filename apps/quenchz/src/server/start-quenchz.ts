@@ -55,6 +55,8 @@ export interface RunningQuenchz {
   host: string
   port: number
   gate: Gate
+  /** The listening node:http server (for measurement: its `request` events). */
+  server: Server
   close(): Promise<void>
 }
 
@@ -108,6 +110,7 @@ export async function startQuenchz(options: QuenchzServerOptions): Promise<Runni
     host,
     port,
     gate,
+    server,
     async close() {
       await gate.close()
       server.closeAllConnections()

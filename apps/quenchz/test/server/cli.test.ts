@@ -145,6 +145,7 @@ describe('argument errors exit 2 with one line naming the flag, then where help 
     [['--tokens-file', 'x.json', '--budget-clock', 'sundial'], '--budget-clock must be wall, monotonic or frozen'],
     [['--tokens-file', 'x.json', '--token-lifetime', '0'], '--token-lifetime must be an integer from 1 to 604800'],
     [['--tokens-file', 'x.json', '--max-in-flight', 'lots'], '--max-in-flight must be an integer from 1 to 1024'],
+    [['--tokens-file', 'x.json', '--max-waiting', '0'], '--max-waiting must be an integer from 1 to 65536'],
     [
       ['--tokens-file', 'x.json', '--public-url', 'https://u:p@rates.example/mcp'],
       '--public-url must carry no user, password, query or fragment',
@@ -194,6 +195,7 @@ describe('-h, --help and --version', () => {
       assert.match(out, /--budget-clock NAME .*\(default: wall\)/)
       assert.match(out, /--source NAME .*\(default: live\)/)
       assert.match(out, /--token-lifetime SECONDS .*\(default: 900\)/)
+      assert.match(out, /--max-waiting N .*\(default: 32\)/)
     })
   }
   test('--version prints the package version', async () => {

@@ -8,7 +8,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
+import { manualClock, RedisBudgetStore } from '@tollgate/gate'
+import { probeRedis, type RedisProbe } from '@tollgate/test-support'
 import { main } from '../../src/cli.ts'
+import { quenchzBudget } from '../../src/server/start-quenchz.ts'
 import { connect, firstText } from './support/clients.ts'
 
 const RUN_CLI = fileURLToPath(new URL('./support/run-cli.ts', import.meta.url))
@@ -233,6 +236,7 @@ describe('logs', () => {
         tool: 'calendar.why',
         outcome: 'served',
         charged: 'reserve',
+        left: { reserve: 14, spare: 30 },
         ms: 0,
         msg: 'call',
       },
@@ -248,4 +252,83 @@ describe('logs', () => {
     server.child.kill('SIGTERM')
     await server.exited
   })
+})
+
+describe('logs: the budget left after each call, from the store that spent it', () => {
+  let probe: RedisProbe
+  after(async () => {
+    await probe?.cleanup()
+  })
+  /** The `call` and `call refused` lines logged so far, in order. */
+  const callLines = (server: Running) =>
+    server
+      .err()
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((l) => l.msg === 'call' || l.msg === 'call refused')
+
+  for (const store of ['memory', 'redis'] as const) {
+    test(`${store} store: every call line names the caller's reserve and the shared spare left after its charge`, async (t) => {
+      const extra: string[] = []
+      if (store === 'redis') {
+        probe = await probeRedis('quenchz-log-test')
+        if (probe.skip) return t.skip(probe.skip)
+        extra.push('--budget-redis', 'redis://127.0.0.1:6379', '--budget-prefix', probe.prefix)
+        // Another replica (this process, same Redis, prefix and frozen clock) spends three of agent-beta's units
+        // first: the server's log must count them, so its figures come from the shared state, not its own memory.
+        const replica = quenchzBudget(
+          manualClock().now,
+          new RedisBudgetStore(probe.redis as NonNullable<RedisProbe['redis']>, { prefix: probe.prefix }),
+        )
+        for (let i = 0; i < 3; i++) assert.equal((await replica.request('agent-beta')).admitted, true)
+      }
+      const spentElsewhere = store === 'redis' ? 3 : 0
+      const path = join(scratch, `left-${store}.json`)
+      const server = await startCli([
+        '--tokens-file',
+        path,
+        '--budget-clock',
+        'frozen',
+        '--source',
+        'recordings',
+        '--recordings',
+        empty,
+        ...extra,
+      ])
+      const tokens = tokensOf(path)
+      const quiet = await connect('v2-modern', server.url, tokens.quietForThisResource as string)
+      const greedy = await connect('v1', server.url, tokens.greedyForThisResource as string)
+      // agent-beta's whole reserve of 15 and then two units of the spare; then agent-alpha once; then an unknown
+      // name, charged like any call.
+      const quietCalls = 17 - spentElsewhere
+      for (let i = 0; i < quietCalls; i++) await quiet.callTool('calendar.why', { day: '2026-04-03' })
+      await greedy.callTool('calendar.why', { day: '2026-04-04' })
+      await greedy.callTool('series.nothing', {})
+      await quiet.close()
+      await greedy.close()
+      await logged(server, '"call refused"')
+      const lines = callLines(server)
+      assert.equal(lines.length, quietCalls + 2, server.err())
+      const expected: unknown[] = []
+      for (let reserve = 14 - spentElsewhere; reserve >= 0; reserve--) expected.push({ reserve, spare: 30 })
+      expected.push({ reserve: 0, spare: 29 }, { reserve: 0, spare: 28 })
+      assert.deepEqual(
+        lines.slice(0, quietCalls).map((l) => [l.level, l.sub, l.outcome, l.left]),
+        expected.map((left) => [30, 'agent-beta', 'served', left]),
+      )
+      assert.deepEqual(
+        lines.slice(quietCalls).map((l) => [l.level, l.sub, l.outcome, l.left]),
+        [
+          [30, 'agent-alpha', 'served', { reserve: 14, spare: 28 }],
+          [40, 'agent-alpha', 'no-such-tool', { reserve: 13, spare: 28 }],
+        ],
+      )
+      for (const secret of ['series.nothing', '2026-04-03', '2026-04-04', ...Object.values(tokens)]) {
+        assert.ok(!server.err().includes(secret), 'nothing the caller sent appears in the log')
+      }
+      server.child.kill('SIGTERM')
+      await server.exited
+    })
+  }
 })

@@ -2,8 +2,17 @@ import { BudgetConfigError } from '../errors.js'
 import { type Clock, monotonicClock } from './clock.js'
 import { type BudgetStore, type FairPlan, MemoryBudgetStore } from './store.js'
 
-/** One budget decision. `reason` is for logs and tests; callers over budget see only the over-budget text. */
-export type BudgetDecision =
+/**
+ * Whole units left right after a decision, as the store's own atomic step reported them: for the fair budget the
+ * caller's own reserve and the shared spare (which the other callers spend too), for the naive bucket its level.
+ */
+export type BudgetLeft = { reserve: number; spare: number } | { bucket: number }
+
+/**
+ * One budget decision. `reason` is for logs and tests; callers over budget see only the over-budget text.
+ * `left` is absent only when nothing was charged or read (a caller holding no reserve).
+ */
+export type BudgetDecision = (
   | {
       admitted: true
       reason:
@@ -18,6 +27,7 @@ export type BudgetDecision =
         | "this caller's reserve is spent and the spare is empty"
         | 'the shared bucket is empty'
     }
+) & { left?: BudgetLeft }
 
 /** Anything that can be charged one unit per call: the fair budget, or the naive bucket kept for measurement. */
 export interface Budget {
@@ -85,9 +95,10 @@ export class FairBudget implements Budget {
     // Never create capacity for an invented name: unknown callers are refused before the clock or store is touched.
     if (!this.#callers.has(caller)) return { admitted: false, reason: 'no reserve is held for this caller' }
     const taken = await this.#store.takeFair(this.plan, caller, this.#clock())
-    if (taken === 'reserve') return { admitted: true, reason: "admitted from this caller's own reserve" }
-    if (taken === 'spare') return { admitted: true, reason: 'admitted from the shared spare' }
-    return { admitted: false, reason: "this caller's reserve is spent and the spare is empty" }
+    const left = { reserve: Math.floor(taken.reserve), spare: Math.floor(taken.spare) }
+    if (taken.from === 'reserve') return { admitted: true, reason: "admitted from this caller's own reserve", left }
+    if (taken.from === 'spare') return { admitted: true, reason: 'admitted from the shared spare', left }
+    return { admitted: false, reason: "this caller's reserve is spent and the spare is empty", left }
   }
 }
 
@@ -113,8 +124,10 @@ export class NaiveBucket implements Budget {
   }
 
   async request(_caller: string): Promise<BudgetDecision> {
-    return (await this.#store.takeNaive(this.#plan, this.#clock()))
-      ? { admitted: true, reason: 'admitted from the shared bucket' }
-      : { admitted: false, reason: 'the shared bucket is empty' }
+    const taken = await this.#store.takeNaive(this.#plan, this.#clock())
+    const left = { bucket: Math.floor(taken.level) }
+    return taken.admitted
+      ? { admitted: true, reason: 'admitted from the shared bucket', left }
+      : { admitted: false, reason: 'the shared bucket is empty', left }
   }
 }

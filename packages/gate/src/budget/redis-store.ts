@@ -1,9 +1,11 @@
 import type { Redis } from 'ioredis'
 import { BudgetStoreError } from '../errors.js'
-import type { BudgetStore, FairPlan, FairTake, NaivePlan } from './store.js'
+import type { BudgetStore, FairPlan, FairTaken, NaivePlan, NaiveTaken } from './store.js'
 
 // Same arithmetic as MemoryBudgetStore, in one Lua script so the read-refill-take-write is atomic across replicas.
 // Numbers are stored with %.17g so every double round-trips exactly (Lua's tostring keeps only 14 digits).
+// Each script answers what it did and what is left after it, as strings: a Lua number in a reply would be
+// truncated to an integer, and asking again afterwards would race other replicas.
 const FAIR_SCRIPT = `
 local key = KEYS[1]
 local now = tonumber(ARGV[1])
@@ -37,13 +39,13 @@ end
 if ttl > 0 then redis.call('PEXPIRE', key, ttl) end
 if mine >= 1 then
   redis.call('HSET', key, 'r:' .. caller, fmt(mine - 1))
-  return 1
+  return {'1', fmt(mine - 1), fmt(spare)}
 end
 if spare >= 1 then
   redis.call('HSET', key, 'spare', fmt(spare - 1))
-  return 2
+  return {'2', fmt(mine), fmt(spare - 1)}
 end
-return 0
+return {'0', fmt(mine), fmt(spare)}
 `
 
 const NAIVE_SCRIPT = `
@@ -66,10 +68,10 @@ end
 if ttl > 0 then redis.call('PEXPIRE', key, ttl) end
 if level >= 1 then
   redis.call('HSET', key, 'level', fmt(level - 1))
-  return 1
+  return {'1', fmt(level - 1)}
 end
 redis.call('HSET', key, 'level', fmt(level))
-return 0
+return {'0', fmt(level)}
 `
 
 /**
@@ -88,7 +90,7 @@ export class RedisBudgetStore implements BudgetStore {
     this.#ttlMs = options.ttlMs ?? 86_400_000
   }
 
-  async takeFair(plan: FairPlan, caller: string, now: number): Promise<FairTake> {
+  async takeFair(plan: FairPlan, caller: string, now: number): Promise<FairTaken> {
     const args = [
       now,
       caller,
@@ -99,24 +101,27 @@ export class RedisBudgetStore implements BudgetStore {
       this.#ttlMs,
       ...plan.callers,
     ]
-    const answer = await this.#run(FAIR_SCRIPT, `${this.#prefix}fair:${plan.key}`, args.map(String))
-    return answer === 1 ? 'reserve' : answer === 2 ? 'spare' : 'spent'
+    const [code, reserve, spare] = await this.#run(FAIR_SCRIPT, `${this.#prefix}fair:${plan.key}`, args.map(String))
+    const from = code === 1 ? 'reserve' : code === 2 ? 'spare' : 'spent'
+    return { from, reserve: reserve as number, spare: spare as number }
   }
 
-  async takeNaive(plan: NaivePlan, now: number): Promise<boolean> {
-    const answer = await this.#run(
+  async takeNaive(plan: NaivePlan, now: number): Promise<NaiveTaken> {
+    const [code, level] = await this.#run(
       NAIVE_SCRIPT,
       `${this.#prefix}naive:${plan.key}`,
       [now, plan.capacity, plan.rate, this.#ttlMs].map(String),
     )
-    return answer === 1
+    return { admitted: code === 1, level: level as number }
   }
 
-  async #run(script: string, key: string, args: string[]): Promise<number> {
+  async #run(script: string, key: string, args: string[]): Promise<number[]> {
+    let answer: unknown
     try {
-      return Number(await this.#redis.eval(script, 1, key, ...args))
+      answer = await this.#redis.eval(script, 1, key, ...args)
     } catch (error) {
       throw new BudgetStoreError({ cause: error })
     }
+    return (answer as string[]).map(Number)
   }
 }

@@ -18,7 +18,6 @@ import {
   type PlainToolCall,
   writeToolResult,
 } from '@tollgate/mcp-endpoint'
-import type { CallScheduler } from '../fair-scheduler.js'
 import type { GatedToolAnswer } from '../tools.js'
 import type { GateServer } from './gate-server.js'
 
@@ -77,10 +76,14 @@ export function createFastCalls(options: {
   /** One server for every fast call: only its gate, handler and report are used, never a transport. */
   server: GateServer
   serverInfo: { name: string; version: string }
-  scheduler: CallScheduler | undefined
+  /**
+   * Runs a caller's tool call in its turn (the gate's scheduler), answering a full queue itself (429); absent
+   * without a scheduler.
+   */
+  inTurn?: (caller: string, res: ServerResponse, message: unknown, work: () => Promise<void>) => Promise<void>
   settledAnswerBytes: number
 }): FastCalls {
-  const { server, scheduler } = options
+  const { server, inTurn } = options
   const settled = new SettledAnswerBytes(options.settledAnswerBytes)
   // What the SDK's 2026-07-28 encoder adds to every tools/call result; the 2025-era one adds nothing.
   const modernTail = `,"resultType":"complete","_meta":${JSON.stringify({ 'io.modelcontextprotocol/serverInfo': options.serverInfo })}`
@@ -131,8 +134,8 @@ export function createFastCalls(options: {
       if (call === undefined) return false
       // The same turn-taking as the SDK leg (createGate wraps that one): a tool call waits for its caller's turn.
       const sub = caller.authInfo?.clientId
-      if (scheduler !== undefined && sub !== undefined)
-        await scheduler.run(sub, () => serve(call, caller.authInfo, res, modernTail))
+      if (inTurn !== undefined && sub !== undefined)
+        await inTurn(sub, res, message, () => serve(call, caller.authInfo, res, modernTail))
       else await serve(call, caller.authInfo, res, modernTail)
       return true
     },

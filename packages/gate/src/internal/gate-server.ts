@@ -90,8 +90,9 @@ export function buildGateServer(options: {
   onCall?: (report: CallReport) => void
 }): GateServer {
   const { table, budget, onFault, onCall } = options
-  // What the budget said for each request, kept only until the call is reported.
+  // What the budget said for each request (where the unit came from, what was left), kept until the call is reported.
   const charged = new WeakMap<JSONRPCRequest, CallReport['charged']>()
+  const leftAfter = new WeakMap<JSONRPCRequest, CallReport['left']>()
   const server = new GateServer(options.serverInfo, {
     capabilities: { tools: { listChanged: false } },
     ...(options.instructions !== undefined ? { instructions: options.instructions } : {}),
@@ -108,6 +109,7 @@ export function buildGateServer(options: {
       onFault('budget-store', undefined, error)
       throw error
     }
+    if (decision.left !== undefined) leftAfter.set(request, decision.left)
     if (!decision.admitted) return refusal(OVER_BUDGET)
     charged.set(request, CHARGED_FROM[decision.reason])
     const params = request.params as { name?: unknown } | undefined
@@ -132,6 +134,7 @@ export function buildGateServer(options: {
         tool: table.granted((request.params as { name?: unknown } | undefined)?.name, caller.scopes)?.tool.name,
         outcome,
         charged: from,
+        left: leftAfter.get(request),
         durationMs: performance.now() - startedMs,
       })
     }

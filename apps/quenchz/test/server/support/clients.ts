@@ -21,11 +21,18 @@ export interface AnyClient {
   close(): Promise<void>
 }
 
-export async function connect(path: ClientPath, url: string, token: string): Promise<AnyClient> {
+/** `fetch`, when given, is the transport's (e.g. to watch the HTTP answers the client gets). */
+export async function connect(
+  path: ClientPath,
+  url: string,
+  token: string,
+  options: { fetch?: typeof fetch } = {},
+): Promise<AnyClient> {
   const requestInit = { headers: { authorization: `Bearer ${token}` } }
+  const transportOptions = { requestInit, ...(options.fetch !== undefined ? { fetch: options.fetch } : {}) }
   if (path === 'v1') {
     const client = new V1Client({ name: 'quenchz-test-v1', version: '1.0.0' })
-    await client.connect(new V1Transport(new URL(url), { requestInit }))
+    await client.connect(new V1Transport(new URL(url), transportOptions))
     return {
       era: 'legacy',
       server: client.getServerVersion(),
@@ -39,7 +46,7 @@ export async function connect(path: ClientPath, url: string, token: string): Pro
     { name: 'quenchz-test-v2', version: '1.0.0' },
     { versionNegotiation: { mode: path === 'v2-modern' ? 'auto' : 'legacy' } },
   )
-  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit }))
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), transportOptions))
   return {
     era: client.getProtocolEra(),
     server: client.getServerVersion(),
