@@ -2,9 +2,11 @@
 // optimistic: one read (document, its version and the key's recorded outcome), the mutation in JS, then one write
 // statement that applies only if the document's version is unchanged — two round trips, one commit, no row lock
 // held across the network. A lost race re-reads and re-runs the mutation; after a few lost races the mutation runs
-// under SELECT … FOR UPDATE instead, so a hot document still makes progress.
+// under SELECT … FOR UPDATE instead, so a hot document still makes progress. Reads and writes are group-committed
+// (postgres-batch.ts): concurrent mutations share one read statement and one write statement.
 import type pg from 'pg'
 import type { ApplyOptions, DemoLedgerStore, LedgerApplyResult, LedgerDoc, LedgerMutation } from './ledger-store.js'
+import { statementBatcher } from './postgres-batch.js'
 import { jsonbToText, type PostgresConnection, runSchemaDdl } from './postgres-connection.js'
 
 const OPTIMISTIC_ATTEMPTS = 4
@@ -37,6 +39,13 @@ function ledgerStatements(s: string) {
       FROM (SELECT 1) AS one
       LEFT JOIN ${s}.ledger_docs d ON d.kind = $2 AND d.ref = $3
       LEFT JOIN ${s}.ledger_keys k ON k.key = $1`,
+    // read for many mutations: one row per mutation (x.i), its related documents from the flattened ($5, $6, $7).
+    readMany: `SELECT x.i, d.doc, d.version, k.outcome,
+        ARRAY(SELECT r.doc FROM unnest($5::int[], $6::text[], $7::text[]) WITH ORDINALITY AS y(i, kind, ref, o)
+              LEFT JOIN ${s}.ledger_docs r ON r.kind = y.kind AND r.ref = y.ref WHERE y.i = x.i ORDER BY y.o) AS related
+      FROM unnest($1::int[], $2::text[], $3::text[], $4::text[]) AS x(i, key, kind, ref)
+      LEFT JOIN ${s}.ledger_docs d ON d.kind = x.kind AND d.ref = x.ref
+      LEFT JOIN ${s}.ledger_keys k ON k.key = x.key`,
     // Applies only at the version read; then records the key and puts the extra documents, all in one statement.
     write: `WITH changed AS (
         UPDATE ${s}.ledger_docs SET doc = COALESCE($4::text, doc), version = version + 1
@@ -49,6 +58,23 @@ function ledgerStatements(s: string) {
         SELECT x.kind, x.ref, x.doc FROM changed, unnest($7::text[], $8::text[], $9::text[]) AS x(kind, ref, doc)
         ON CONFLICT (kind, ref) DO UPDATE SET doc = excluded.doc, version = ${s}.ledger_docs.version + 1 RETURNING 1)
       SELECT (SELECT count(*) FROM changed)::int AS n`,
+    // write for many mutations of distinct documents: the ones (x.i) whose version still matched.
+    writeMany: `WITH x AS (
+        SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[])
+          AS x(i, key, kind, ref, doc, version, outcome)),
+      changed AS (
+        UPDATE ${s}.ledger_docs d SET doc = COALESCE(x.doc, d.doc), version = d.version + 1
+        FROM x WHERE d.kind = x.kind AND d.ref = x.ref AND d.version = x.version
+        RETURNING x.i, x.key, x.kind, x.ref, x.outcome),
+      recorded AS (
+        INSERT INTO ${s}.ledger_keys (key, kind, ref, outcome)
+        SELECT key, kind, ref, outcome FROM changed WHERE outcome IS NOT NULL RETURNING 1),
+      put AS (
+        INSERT INTO ${s}.ledger_docs (kind, ref, doc)
+        SELECT p.kind, p.ref, p.doc FROM unnest($8::int[], $9::text[], $10::text[], $11::text[]) AS p(i, kind, ref, doc)
+        JOIN changed ON changed.i = p.i
+        ON CONFLICT (kind, ref) DO UPDATE SET doc = excluded.doc, version = ${s}.ledger_docs.version + 1 RETURNING 1)
+      SELECT i FROM changed`,
   }
 }
 
@@ -68,6 +94,31 @@ interface LedgerDb {
     name: keyof ReturnType<typeof ledgerStatements>,
     values: unknown[],
   ): Promise<pg.QueryResult<R>>
+  /** The optimistic read of one mutation (batched with concurrent ones). */
+  read(r: ReadRequest): Promise<ReadRow>
+  /** The optimistic write of one mutation (batched): true if applied, false if the document's version moved on. */
+  write(w: WriteRequest): Promise<boolean>
+}
+
+interface ReadRequest {
+  key: string
+  kind: string
+  ref: string
+  alsoRead: Related
+}
+type ReadRow = { doc: string | null; version: string | null; outcome: string | null; related: (string | null)[] }
+
+interface WriteRequest {
+  key: string
+  kind: string
+  ref: string
+  /** The new document (JSON), null to keep it. */
+  doc: string | null
+  /** The version the mutation read. */
+  version: string
+  /** The outcome to record (JSON), null to record none. */
+  outcome: string | null
+  put: readonly LedgerDoc[] | undefined
 }
 
 function ledgerDb(connection: PostgresConnection): LedgerDb {
@@ -80,14 +131,57 @@ function ledgerDb(connection: PostgresConnection): LedgerDb {
     })
     return ready
   }
-  return {
-    connection,
-    ensureTables,
-    run: async <R extends pg.QueryResultRow>(name: keyof typeof sql, values: unknown[]) => {
-      await ensureTables()
-      return connection.pool.query<R>({ name: `tollgate_ledger_${name}`, text: sql[name], values })
-    },
+  const run = async <R extends pg.QueryResultRow>(name: keyof typeof sql, values: unknown[]) => {
+    await ensureTables()
+    return connection.pool.query<R>({ name: `tollgate_ledger_${name}`, text: sql[name], values })
   }
+  const readOne = async (r: ReadRequest) =>
+    (await run<ReadRow>('read', [r.key, r.kind, r.ref, r.alsoRead.map((d) => d.kind), r.alsoRead.map((d) => d.ref)]))
+      .rows[0] as ReadRow
+  const read = statementBatcher<ReadRequest, ReadRow>({
+    runOne: readOne,
+    runBatch: async (rs) => {
+      const related = rs.flatMap((r, i) => r.alsoRead.map((d) => ({ i, ...d })))
+      const got = await run<ReadRow & { i: number }>('readMany', [
+        rs.map((_, i) => i),
+        rs.map((r) => r.key),
+        rs.map((r) => r.kind),
+        rs.map((r) => r.ref),
+        related.map((d) => d.i),
+        related.map((d) => d.kind),
+        related.map((d) => d.ref),
+      ])
+      const byItem = new Map(got.rows.map((row) => [row.i, row]))
+      return rs.map((_, i) => byItem.get(i))
+    },
+  })
+  const writeOne = async (w: WriteRequest) => {
+    const values = [w.key, w.kind, w.ref, w.doc, w.version, w.outcome, ...putArrays(w.put)]
+    return (await run<{ n: number }>('write', values)).rows[0]?.n === 1
+  }
+  const write = statementBatcher<WriteRequest, boolean>({
+    rowOf: (w) => `${w.kind}\u0000${w.ref}`,
+    runOne: writeOne,
+    runBatch: async (ws) => {
+      const puts = ws.flatMap((w, i) => (w.put ?? []).map((d) => ({ i, ...d })))
+      const changed = await run<{ i: number }>('writeMany', [
+        ws.map((_, i) => i),
+        ws.map((w) => w.key),
+        ws.map((w) => w.kind),
+        ws.map((w) => w.ref),
+        ws.map((w) => w.doc),
+        ws.map((w) => w.version),
+        ws.map((w) => w.outcome),
+        puts.map((d) => d.i),
+        puts.map((d) => d.kind),
+        puts.map((d) => d.ref),
+        puts.map((d) => JSON.stringify(d.doc)),
+      ])
+      const applied = new Set(changed.rows.map((row) => row.i))
+      return ws.map((_, i) => applied.has(i))
+    },
+  })
+  return { connection, ensureTables, run, read, write }
 }
 
 const putArrays = (put: readonly LedgerDoc[] | undefined) => {
@@ -104,26 +198,16 @@ async function applyOptimistically(
   mutate: LedgerMutation<unknown>,
   alsoRead: Related,
 ): Promise<LedgerApplyResult<unknown> | 'retry' | 'locking'> {
-  const values = [key, kind, ref, alsoRead.map((d) => d.kind), alsoRead.map((d) => d.ref)]
-  type ReadRow = { doc: string | null; version: string | null; outcome: string | null; related: (string | null)[] }
-  const got = (await db.run<ReadRow>('read', values)).rows[0]
+  const got = await db.read({ key, kind, ref, alsoRead })
   if (got?.outcome != null) return { outcome: parse(got.outcome), replayed: true }
   // A missing document has no version to compare: that (rare) case takes the locking path.
-  if (got?.doc == null) return 'locking'
+  if (got?.doc == null || got.version === null) return 'locking'
   const change = mutate(parse(got.doc) as Doc, undefined, got.related.map(parse))
   const outcome = change.record === false ? null : JSON.stringify(change.outcome)
   const doc = change.doc === undefined ? null : JSON.stringify(change.doc)
   try {
-    const written = await db.run<{ n: number }>('write', [
-      key,
-      kind,
-      ref,
-      doc,
-      got.version,
-      outcome,
-      ...putArrays(change.put),
-    ])
-    return written.rows[0]?.n === 1 ? { outcome: change.outcome, replayed: false } : 'retry'
+    const applied = await db.write({ key, kind, ref, doc, version: got.version, outcome, put: change.put })
+    return applied ? { outcome: change.outcome, replayed: false } : 'retry'
   } catch (error) {
     // Another writer recorded this key (through another document) first: re-read, and replay it.
     if ((error as { code?: string }).code === UNIQUE_VIOLATION) return 'retry'
