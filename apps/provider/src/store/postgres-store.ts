@@ -83,7 +83,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   try {
     await connection.guard(() => ensureKeysSchema(connection))
   } catch (error) {
-    await connection.pool.end().catch(() => {})
+    await connection.end().catch(() => {})
     throw new StoreError('cannot open the PostgreSQL store', { cause: (error as StoreError).cause ?? error })
   }
   const store = keysStore(connection)
@@ -160,10 +160,22 @@ function keysStore(connection: PostgresConnection): Store {
   const count = async (name: keyof typeof sql, values: unknown[]) =>
     ((await run<{ n: number }>(name, values)).rows[0]?.n ?? 0) as number
 
+  // A claim's INSERT commits without waiting for the WAL flush: see claimPoolSettings (postgres-connection.ts).
+  const insertClaims = <R extends pg.QueryResultRow>(name: 'insert' | 'insertMany', values: unknown[]) =>
+    connection.claimPool.query<R>({ name: `tollgate_${name}`, text: sql[name], values })
+
   // One key, alone: INSERT, else take over an expired lease, else report the row.
   const claimOne = async (r: ClaimRequest): Promise<ClaimResult> => {
     const at = r.nowMs
-    const ins = await run('insert', [r.key, r.fingerprint, r.operation, r.targetRef, r.owner, at + r.leaseMs, at])
+    const ins = await insertClaims('insert', [
+      r.key,
+      r.fingerprint,
+      r.operation,
+      r.targetRef,
+      r.owner,
+      at + r.leaseMs,
+      at,
+    ])
     if (ins.rowCount === 1) return { kind: 'claimed', recovering: false }
     const taken = await run('takeover', [r.owner, at + r.leaseMs, at, r.key, r.fingerprint])
     if (taken.rowCount === 1) return { kind: 'claimed', recovering: true }
@@ -176,7 +188,7 @@ function keysStore(connection: PostgresConnection): Store {
     rowOf: (r) => r.key,
     runOne: claimOne,
     runBatch: async (rs) => {
-      const inserted = await run<{ key: string }>('insertMany', [
+      const inserted = await insertClaims<{ key: string }>('insertMany', [
         rs.map((r) => r.key),
         rs.map((r) => r.fingerprint),
         rs.map((r) => r.operation),
@@ -243,6 +255,6 @@ function keysStore(connection: PostgresConnection): Store {
     refundsFor: (transactionRef) =>
       guard(async () => (await run('refundsFor', [transactionRef])).rows.map(toRefundRecord)),
     purge: (cutoffMs) => guard(() => count('purge', [cutoffMs])),
-    close: () => guard(() => pool.end()),
+    close: () => guard(() => connection.end()),
   }
 }
