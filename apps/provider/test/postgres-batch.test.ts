@@ -151,6 +151,46 @@ describe('group commit on PostgreSQL', { skip: pgSkip }, () => {
   })
 })
 
+describe('a mutation that skips its read (documents known from its last read or write)', { skip: pgSkip }, () => {
+  const schema = uniqueSchema('known')
+  after(async () => {
+    if (pgSkip === undefined) await dropSchemas(schema)
+  })
+
+  test('another replica changed the document or a related one meanwhile: the write refuses the guess, the retry reads', async () => {
+    const a = await openPostgresStore({ connectionString: PG_URL, schema })
+    const b = await openPostgresStore({ connectionString: PG_URL, schema })
+    try {
+      await demoLedgerStore(a).seed([
+        { kind: 'counter', ref: 'k', doc: { n: 0 } },
+        { kind: 'owner', ref: 'o', doc: { status: 'active' } },
+      ])
+      const seen: unknown[] = []
+      const bump = (doc: Record<string, unknown> | undefined, _p: unknown, related?: unknown) => {
+        seen.push(related)
+        return { doc: { n: Number(doc?.n) + 1 }, outcome: { n: Number(doc?.n) + 1 } }
+      }
+      const apply = (s: Store, key: string) =>
+        demoLedgerStore(s).apply(key, 'counter', 'k', bump, { alsoRead: [{ kind: 'owner', ref: 'o' }] })
+      assert.deepEqual((await apply(a, 'x1')).outcome, { n: 1 })
+      // B moves the document on, then A (which knows n = 1) applies: it must count from B's n = 2.
+      assert.deepEqual((await apply(b, 'x2')).outcome, { n: 2 })
+      assert.deepEqual((await apply(a, 'x3')).outcome, { n: 3 })
+      // B changes only the related document (a keyed mutation of it): A's next mutation must see the change.
+      await demoLedgerStore(b).apply('x4', 'owner', 'o', () => ({ doc: { status: 'restricted' }, outcome: 'done' }))
+      seen.length = 0
+      assert.deepEqual((await apply(a, 'x5')).outcome, { n: 4 })
+      assert.deepEqual(seen.at(-1), [{ status: 'restricted' }])
+      // A replay through the guess: the key's row exists, so the write fails and the retry replays.
+      assert.deepEqual(await apply(a, 'x5'), { outcome: { n: 4 }, replayed: true })
+      assert.deepEqual(await demoLedgerStore(a).get('counter', 'k'), { n: 4 })
+    } finally {
+      await a.close()
+      await b.close()
+    }
+  })
+})
+
 describe('concurrent refunds through HTTP on PostgreSQL', { skip: pgSkip }, () => {
   const schema = uniqueSchema('batch_http')
   after(async () => {

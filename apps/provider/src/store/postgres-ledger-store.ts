@@ -46,10 +46,14 @@ function ledgerStatements(s: string) {
       FROM unnest($1::int[], $2::text[], $3::text[], $4::text[]) AS x(i, key, kind, ref)
       LEFT JOIN ${s}.ledger_docs d ON d.kind = x.kind AND d.ref = x.ref
       LEFT JOIN ${s}.ledger_keys k ON k.key = x.key`,
-    // Applies only at the version read; then records the key and puts the extra documents, all in one statement.
+    // Applies only at the version read and if the related documents are still as the mutation saw them ($10–$12);
+    // then records the key and puts the extra documents, all in one statement.
     write: `WITH changed AS (
         UPDATE ${s}.ledger_docs SET doc = COALESCE($4::text, doc), version = version + 1
-        WHERE kind = $2 AND ref = $3 AND version = $5 RETURNING 1),
+        WHERE kind = $2 AND ref = $3 AND version = $5
+          AND NOT EXISTS (SELECT 1 FROM unnest($10::text[], $11::text[], $12::text[]) AS seen(kind, ref, doc)
+            LEFT JOIN ${s}.ledger_docs r ON r.kind = seen.kind AND r.ref = seen.ref WHERE r.doc IS DISTINCT FROM seen.doc)
+        RETURNING 1),
       recorded AS (
         INSERT INTO ${s}.ledger_keys (key, kind, ref, outcome)
         SELECT $1, $2, $3, $6::text FROM changed WHERE $6::text IS NOT NULL RETURNING 1),
@@ -65,6 +69,10 @@ function ledgerStatements(s: string) {
       changed AS (
         UPDATE ${s}.ledger_docs d SET doc = COALESCE(x.doc, d.doc), version = d.version + 1
         FROM x WHERE d.kind = x.kind AND d.ref = x.ref AND d.version = x.version
+          AND NOT EXISTS (
+            SELECT 1 FROM unnest($12::int[], $13::text[], $14::text[], $15::text[]) AS seen(i, kind, ref, doc)
+            LEFT JOIN ${s}.ledger_docs r ON r.kind = seen.kind AND r.ref = seen.ref
+            WHERE seen.i = x.i AND r.doc IS DISTINCT FROM seen.doc)
         RETURNING x.i, x.key, x.kind, x.ref, x.outcome),
       recorded AS (
         INSERT INTO ${s}.ledger_keys (key, kind, ref, outcome)
@@ -98,6 +106,35 @@ interface LedgerDb {
   read(r: ReadRequest): Promise<ReadRow>
   /** The optimistic write of one mutation (batched): true if applied, false if the document's version moved on. */
   write(w: WriteRequest): Promise<boolean>
+  /**
+   * The documents (JSON) this process last read or wrote, by docId, with the version where known: a guess that lets a
+   * mutation skip its read. It is never trusted — the write applies only at that version and with the related
+   * documents unchanged —, so a stale guess costs one more round trip (the retry reads) and nothing else.
+   */
+  known: Map<string, { doc: string; version: string | undefined }>
+}
+
+const KNOWN_MAX = 10_000
+const docId = (kind: string, ref: string) => `${kind}\u0000${ref}`
+function remember(db: LedgerDb, kind: string, ref: string, doc: string, version: string | undefined) {
+  const id = docId(kind, ref)
+  db.known.delete(id)
+  db.known.set(id, { doc, version })
+  // Oldest first (Map order): drop it.
+  if (db.known.size > KNOWN_MAX) db.known.delete(db.known.keys().next().value as string)
+}
+
+/** The read, answered from known documents when all are known (the key's outcome is then checked by the write). */
+function readFromKnown(db: LedgerDb, kind: string, ref: string, alsoRead: Related): ReadRow | undefined {
+  const main = db.known.get(docId(kind, ref))
+  if (main?.version === undefined) return undefined
+  const related: string[] = []
+  for (const d of alsoRead) {
+    const r = db.known.get(docId(d.kind, d.ref))
+    if (r === undefined) return undefined
+    related.push(r.doc)
+  }
+  return { doc: main.doc, version: main.version, outcome: null, related }
 }
 
 interface ReadRequest {
@@ -119,7 +156,11 @@ interface WriteRequest {
   /** The outcome to record (JSON), null to record none. */
   outcome: string | null
   put: readonly LedgerDoc[] | undefined
+  /** The related documents (JSON, null where missing) as the mutation saw them: the write applies only if unchanged. */
+  seen: readonly Seen[]
 }
+
+type Seen = { kind: string; ref: string; doc: string | null }
 
 function ledgerDb(connection: PostgresConnection): LedgerDb {
   const sql = ledgerStatements(connection.schema)
@@ -156,7 +197,8 @@ function ledgerDb(connection: PostgresConnection): LedgerDb {
     },
   })
   const writeOne = async (w: WriteRequest) => {
-    const values = [w.key, w.kind, w.ref, w.doc, w.version, w.outcome, ...putArrays(w.put)]
+    const seen = [w.seen.map((d) => d.kind), w.seen.map((d) => d.ref), w.seen.map((d) => d.doc)]
+    const values = [w.key, w.kind, w.ref, w.doc, w.version, w.outcome, ...putArrays(w.put), ...seen]
     return (await run<{ n: number }>('write', values)).rows[0]?.n === 1
   }
   const write = statementBatcher<WriteRequest, boolean>({
@@ -164,6 +206,7 @@ function ledgerDb(connection: PostgresConnection): LedgerDb {
     runOne: writeOne,
     runBatch: async (ws) => {
       const puts = ws.flatMap((w, i) => (w.put ?? []).map((d) => ({ i, ...d })))
+      const seen = ws.flatMap((w, i) => w.seen.map((d) => ({ i, ...d })))
       const changed = await run<{ i: number }>('writeMany', [
         ws.map((_, i) => i),
         ws.map((w) => w.key),
@@ -176,12 +219,16 @@ function ledgerDb(connection: PostgresConnection): LedgerDb {
         puts.map((d) => d.kind),
         puts.map((d) => d.ref),
         puts.map((d) => JSON.stringify(d.doc)),
+        seen.map((d) => d.i),
+        seen.map((d) => d.kind),
+        seen.map((d) => d.ref),
+        seen.map((d) => d.doc),
       ])
       const applied = new Set(changed.rows.map((row) => row.i))
       return ws.map((_, i) => applied.has(i))
     },
   })
-  return { connection, ensureTables, run, read, write }
+  return { connection, ensureTables, run, read, write, known: new Map() }
 }
 
 const putArrays = (put: readonly LedgerDoc[] | undefined) => {
@@ -189,7 +236,11 @@ const putArrays = (put: readonly LedgerDoc[] | undefined) => {
   return [docs.map((d) => d.kind), docs.map((d) => d.ref), docs.map((d) => JSON.stringify(d.doc))]
 }
 
-/** One optimistic attempt: the outcome, 'retry' when the document changed (or the key got recorded) meanwhile. */
+/**
+ * One optimistic attempt: the outcome, 'retry' when the document changed (or the key got recorded) meanwhile. With
+ * fromKnown, the read is skipped when the documents are known: a key recorded already then fails the write (its
+ * ledger_keys row exists), and the retry reads it and replays.
+ */
 async function applyOptimistically(
   db: LedgerDb,
   key: string,
@@ -197,22 +248,38 @@ async function applyOptimistically(
   ref: string,
   mutate: LedgerMutation<unknown>,
   alsoRead: Related,
+  fromKnown: boolean,
 ): Promise<LedgerApplyResult<unknown> | 'retry' | 'locking'> {
-  const got = await db.read({ key, kind, ref, alsoRead })
+  const guessed = fromKnown ? readFromKnown(db, kind, ref, alsoRead) : undefined
+  const got = guessed ?? (await db.read({ key, kind, ref, alsoRead }))
   if (got?.outcome != null) return { outcome: parse(got.outcome), replayed: true }
   // A missing document has no version to compare: that (rare) case takes the locking path.
   if (got?.doc == null || got.version === null) return 'locking'
+  if (guessed === undefined) {
+    remember(db, kind, ref, got.doc, got.version)
+    got.related.forEach((doc, i) => {
+      const d = alsoRead[i]
+      if (d !== undefined && doc !== null) remember(db, d.kind, d.ref, doc, undefined)
+    })
+  }
   const change = mutate(parse(got.doc) as Doc, undefined, got.related.map(parse))
+  // Nothing recorded under the key means nothing in the write checks it: read the key's outcome first.
+  if (guessed !== undefined && change.record === false) return 'retry'
   const outcome = change.record === false ? null : JSON.stringify(change.outcome)
   const doc = change.doc === undefined ? null : JSON.stringify(change.doc)
+  const seen = alsoRead.map((d, i) => ({ kind: d.kind, ref: d.ref, doc: got.related[i] ?? null }))
   try {
-    const applied = await db.write({ key, kind, ref, doc, version: got.version, outcome, put: change.put })
-    return applied ? { outcome: change.outcome, replayed: false } : 'retry'
+    const applied = await db.write({ key, kind, ref, doc, version: got.version, outcome, put: change.put, seen })
+    if (applied) {
+      remember(db, kind, ref, doc ?? got.doc, String(BigInt(got.version) + 1n))
+      return { outcome: change.outcome, replayed: false }
+    }
   } catch (error) {
     // Another writer recorded this key (through another document) first: re-read, and replay it.
-    if ((error as { code?: string }).code === UNIQUE_VIOLATION) return 'retry'
-    throw error
+    if ((error as { code?: string }).code !== UNIQUE_VIOLATION) throw error
   }
+  db.known.delete(docId(kind, ref))
+  return 'retry'
 }
 
 /** Inside a transaction: the changed document, then the documents the change puts. */
@@ -298,7 +365,7 @@ export function openPostgresLedgerStore(connection: PostgresConnection): DemoLed
         const m = mutate as LedgerMutation<unknown>
         const alsoRead = options?.alsoRead ?? []
         for (let i = 0; i < OPTIMISTIC_ATTEMPTS; i++) {
-          const done = await applyOptimistically(db, key, kind, ref, m, alsoRead)
+          const done = await applyOptimistically(db, key, kind, ref, m, alsoRead, i === 0)
           if (done === 'locking') break
           if (done !== 'retry') return done as LedgerApplyResult<R>
         }
