@@ -2,9 +2,11 @@
 // optimistic: one read (document, its version and the key's recorded outcome), the mutation in JS, then one write
 // statement that applies only if the document's version is unchanged — two round trips, one commit, no row lock
 // held across the network. A lost race re-reads and re-runs the mutation; after a few lost races the mutation runs
-// under SELECT … FOR UPDATE instead, so a hot document still makes progress.
+// under SELECT … FOR UPDATE instead, so a hot document still makes progress. Reads and writes are group-committed
+// (postgres-batch.ts): concurrent mutations share one read statement and one write statement.
 import type pg from 'pg'
 import type { ApplyOptions, DemoLedgerStore, LedgerApplyResult, LedgerDoc, LedgerMutation } from './ledger-store.js'
+import { statementBatcher } from './postgres-batch.js'
 import { jsonbToText, type PostgresConnection, runSchemaDdl } from './postgres-connection.js'
 
 const OPTIMISTIC_ATTEMPTS = 4
@@ -37,10 +39,21 @@ function ledgerStatements(s: string) {
       FROM (SELECT 1) AS one
       LEFT JOIN ${s}.ledger_docs d ON d.kind = $2 AND d.ref = $3
       LEFT JOIN ${s}.ledger_keys k ON k.key = $1`,
-    // Applies only at the version read; then records the key and puts the extra documents, all in one statement.
+    // read for many mutations: one row per mutation (x.i), its related documents from the flattened ($5, $6, $7).
+    readMany: `SELECT x.i, d.doc, d.version, k.outcome,
+        ARRAY(SELECT r.doc FROM unnest($5::int[], $6::text[], $7::text[]) WITH ORDINALITY AS y(i, kind, ref, o)
+              LEFT JOIN ${s}.ledger_docs r ON r.kind = y.kind AND r.ref = y.ref WHERE y.i = x.i ORDER BY y.o) AS related
+      FROM unnest($1::int[], $2::text[], $3::text[], $4::text[]) AS x(i, key, kind, ref)
+      LEFT JOIN ${s}.ledger_docs d ON d.kind = x.kind AND d.ref = x.ref
+      LEFT JOIN ${s}.ledger_keys k ON k.key = x.key`,
+    // Applies only at the version read and if the related documents are still as the mutation saw them ($10–$12);
+    // then records the key and puts the extra documents, all in one statement.
     write: `WITH changed AS (
         UPDATE ${s}.ledger_docs SET doc = COALESCE($4::text, doc), version = version + 1
-        WHERE kind = $2 AND ref = $3 AND version = $5 RETURNING 1),
+        WHERE kind = $2 AND ref = $3 AND version = $5
+          AND NOT EXISTS (SELECT 1 FROM unnest($10::text[], $11::text[], $12::text[]) AS seen(kind, ref, doc)
+            LEFT JOIN ${s}.ledger_docs r ON r.kind = seen.kind AND r.ref = seen.ref WHERE r.doc IS DISTINCT FROM seen.doc)
+        RETURNING 1),
       recorded AS (
         INSERT INTO ${s}.ledger_keys (key, kind, ref, outcome)
         SELECT $1, $2, $3, $6::text FROM changed WHERE $6::text IS NOT NULL RETURNING 1),
@@ -49,6 +62,27 @@ function ledgerStatements(s: string) {
         SELECT x.kind, x.ref, x.doc FROM changed, unnest($7::text[], $8::text[], $9::text[]) AS x(kind, ref, doc)
         ON CONFLICT (kind, ref) DO UPDATE SET doc = excluded.doc, version = ${s}.ledger_docs.version + 1 RETURNING 1)
       SELECT (SELECT count(*) FROM changed)::int AS n`,
+    // write for many mutations of distinct documents: the ones (x.i) whose version still matched.
+    writeMany: `WITH x AS (
+        SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[])
+          AS x(i, key, kind, ref, doc, version, outcome)),
+      changed AS (
+        UPDATE ${s}.ledger_docs d SET doc = COALESCE(x.doc, d.doc), version = d.version + 1
+        FROM x WHERE d.kind = x.kind AND d.ref = x.ref AND d.version = x.version
+          AND NOT EXISTS (
+            SELECT 1 FROM unnest($12::int[], $13::text[], $14::text[], $15::text[]) AS seen(i, kind, ref, doc)
+            LEFT JOIN ${s}.ledger_docs r ON r.kind = seen.kind AND r.ref = seen.ref
+            WHERE seen.i = x.i AND r.doc IS DISTINCT FROM seen.doc)
+        RETURNING x.i, x.key, x.kind, x.ref, x.outcome),
+      recorded AS (
+        INSERT INTO ${s}.ledger_keys (key, kind, ref, outcome)
+        SELECT key, kind, ref, outcome FROM changed WHERE outcome IS NOT NULL RETURNING 1),
+      put AS (
+        INSERT INTO ${s}.ledger_docs (kind, ref, doc)
+        SELECT p.kind, p.ref, p.doc FROM unnest($8::int[], $9::text[], $10::text[], $11::text[]) AS p(i, kind, ref, doc)
+        JOIN changed ON changed.i = p.i
+        ON CONFLICT (kind, ref) DO UPDATE SET doc = excluded.doc, version = ${s}.ledger_docs.version + 1 RETURNING 1)
+      SELECT i FROM changed`,
   }
 }
 
@@ -68,7 +102,65 @@ interface LedgerDb {
     name: keyof ReturnType<typeof ledgerStatements>,
     values: unknown[],
   ): Promise<pg.QueryResult<R>>
+  /** The optimistic read of one mutation (batched with concurrent ones). */
+  read(r: ReadRequest): Promise<ReadRow>
+  /** The optimistic write of one mutation (batched): true if applied, false if the document's version moved on. */
+  write(w: WriteRequest): Promise<boolean>
+  /**
+   * The documents (JSON) this process last read or wrote, by docId, with the version where known: a guess that lets a
+   * mutation skip its read. It is never trusted — the write applies only at that version and with the related
+   * documents unchanged —, so a stale guess costs one more round trip (the retry reads) and nothing else.
+   */
+  known: Map<string, { doc: string; version: string | undefined }>
 }
+
+const KNOWN_MAX = 10_000
+const docId = (kind: string, ref: string) => `${kind}\u0000${ref}`
+function remember(db: LedgerDb, kind: string, ref: string, doc: string, version: string | undefined) {
+  const id = docId(kind, ref)
+  db.known.delete(id)
+  db.known.set(id, { doc, version })
+  // Oldest first (Map order): drop it.
+  if (db.known.size > KNOWN_MAX) db.known.delete(db.known.keys().next().value as string)
+}
+
+/** The read, answered from known documents when all are known (the key's outcome is then checked by the write). */
+function readFromKnown(db: LedgerDb, kind: string, ref: string, alsoRead: Related): ReadRow | undefined {
+  const main = db.known.get(docId(kind, ref))
+  if (main?.version === undefined) return undefined
+  const related: string[] = []
+  for (const d of alsoRead) {
+    const r = db.known.get(docId(d.kind, d.ref))
+    if (r === undefined) return undefined
+    related.push(r.doc)
+  }
+  return { doc: main.doc, version: main.version, outcome: null, related }
+}
+
+interface ReadRequest {
+  key: string
+  kind: string
+  ref: string
+  alsoRead: Related
+}
+type ReadRow = { doc: string | null; version: string | null; outcome: string | null; related: (string | null)[] }
+
+interface WriteRequest {
+  key: string
+  kind: string
+  ref: string
+  /** The new document (JSON), null to keep it. */
+  doc: string | null
+  /** The version the mutation read. */
+  version: string
+  /** The outcome to record (JSON), null to record none. */
+  outcome: string | null
+  put: readonly LedgerDoc[] | undefined
+  /** The related documents (JSON, null where missing) as the mutation saw them: the write applies only if unchanged. */
+  seen: readonly Seen[]
+}
+
+type Seen = { kind: string; ref: string; doc: string | null }
 
 function ledgerDb(connection: PostgresConnection): LedgerDb {
   const sql = ledgerStatements(connection.schema)
@@ -80,14 +172,63 @@ function ledgerDb(connection: PostgresConnection): LedgerDb {
     })
     return ready
   }
-  return {
-    connection,
-    ensureTables,
-    run: async <R extends pg.QueryResultRow>(name: keyof typeof sql, values: unknown[]) => {
-      await ensureTables()
-      return connection.pool.query<R>({ name: `tollgate_ledger_${name}`, text: sql[name], values })
-    },
+  const run = async <R extends pg.QueryResultRow>(name: keyof typeof sql, values: unknown[]) => {
+    await ensureTables()
+    return connection.pool.query<R>({ name: `tollgate_ledger_${name}`, text: sql[name], values })
   }
+  const readOne = async (r: ReadRequest) =>
+    (await run<ReadRow>('read', [r.key, r.kind, r.ref, r.alsoRead.map((d) => d.kind), r.alsoRead.map((d) => d.ref)]))
+      .rows[0] as ReadRow
+  const read = statementBatcher<ReadRequest, ReadRow>({
+    runOne: readOne,
+    runBatch: async (rs) => {
+      const related = rs.flatMap((r, i) => r.alsoRead.map((d) => ({ i, ...d })))
+      const got = await run<ReadRow & { i: number }>('readMany', [
+        rs.map((_, i) => i),
+        rs.map((r) => r.key),
+        rs.map((r) => r.kind),
+        rs.map((r) => r.ref),
+        related.map((d) => d.i),
+        related.map((d) => d.kind),
+        related.map((d) => d.ref),
+      ])
+      const byItem = new Map(got.rows.map((row) => [row.i, row]))
+      return rs.map((_, i) => byItem.get(i))
+    },
+  })
+  const writeOne = async (w: WriteRequest) => {
+    const seen = [w.seen.map((d) => d.kind), w.seen.map((d) => d.ref), w.seen.map((d) => d.doc)]
+    const values = [w.key, w.kind, w.ref, w.doc, w.version, w.outcome, ...putArrays(w.put), ...seen]
+    return (await run<{ n: number }>('write', values)).rows[0]?.n === 1
+  }
+  const write = statementBatcher<WriteRequest, boolean>({
+    rowOf: (w) => `${w.kind}\u0000${w.ref}`,
+    runOne: writeOne,
+    runBatch: async (ws) => {
+      const puts = ws.flatMap((w, i) => (w.put ?? []).map((d) => ({ i, ...d })))
+      const seen = ws.flatMap((w, i) => w.seen.map((d) => ({ i, ...d })))
+      const changed = await run<{ i: number }>('writeMany', [
+        ws.map((_, i) => i),
+        ws.map((w) => w.key),
+        ws.map((w) => w.kind),
+        ws.map((w) => w.ref),
+        ws.map((w) => w.doc),
+        ws.map((w) => w.version),
+        ws.map((w) => w.outcome),
+        puts.map((d) => d.i),
+        puts.map((d) => d.kind),
+        puts.map((d) => d.ref),
+        puts.map((d) => JSON.stringify(d.doc)),
+        seen.map((d) => d.i),
+        seen.map((d) => d.kind),
+        seen.map((d) => d.ref),
+        seen.map((d) => d.doc),
+      ])
+      const applied = new Set(changed.rows.map((row) => row.i))
+      return ws.map((_, i) => applied.has(i))
+    },
+  })
+  return { connection, ensureTables, run, read, write, known: new Map() }
 }
 
 const putArrays = (put: readonly LedgerDoc[] | undefined) => {
@@ -95,7 +236,11 @@ const putArrays = (put: readonly LedgerDoc[] | undefined) => {
   return [docs.map((d) => d.kind), docs.map((d) => d.ref), docs.map((d) => JSON.stringify(d.doc))]
 }
 
-/** One optimistic attempt: the outcome, 'retry' when the document changed (or the key got recorded) meanwhile. */
+/**
+ * One optimistic attempt: the outcome, 'retry' when the document changed (or the key got recorded) meanwhile. With
+ * fromKnown, the read is skipped when the documents are known: a key recorded already then fails the write (its
+ * ledger_keys row exists), and the retry reads it and replays.
+ */
 async function applyOptimistically(
   db: LedgerDb,
   key: string,
@@ -103,32 +248,38 @@ async function applyOptimistically(
   ref: string,
   mutate: LedgerMutation<unknown>,
   alsoRead: Related,
+  fromKnown: boolean,
 ): Promise<LedgerApplyResult<unknown> | 'retry' | 'locking'> {
-  const values = [key, kind, ref, alsoRead.map((d) => d.kind), alsoRead.map((d) => d.ref)]
-  type ReadRow = { doc: string | null; version: string | null; outcome: string | null; related: (string | null)[] }
-  const got = (await db.run<ReadRow>('read', values)).rows[0]
+  const guessed = fromKnown ? readFromKnown(db, kind, ref, alsoRead) : undefined
+  const got = guessed ?? (await db.read({ key, kind, ref, alsoRead }))
   if (got?.outcome != null) return { outcome: parse(got.outcome), replayed: true }
   // A missing document has no version to compare: that (rare) case takes the locking path.
-  if (got?.doc == null) return 'locking'
+  if (got?.doc == null || got.version === null) return 'locking'
+  if (guessed === undefined) {
+    remember(db, kind, ref, got.doc, got.version)
+    got.related.forEach((doc, i) => {
+      const d = alsoRead[i]
+      if (d !== undefined && doc !== null) remember(db, d.kind, d.ref, doc, undefined)
+    })
+  }
   const change = mutate(parse(got.doc) as Doc, undefined, got.related.map(parse))
+  // Nothing recorded under the key means nothing in the write checks it: read the key's outcome first.
+  if (guessed !== undefined && change.record === false) return 'retry'
   const outcome = change.record === false ? null : JSON.stringify(change.outcome)
   const doc = change.doc === undefined ? null : JSON.stringify(change.doc)
+  const seen = alsoRead.map((d, i) => ({ kind: d.kind, ref: d.ref, doc: got.related[i] ?? null }))
   try {
-    const written = await db.run<{ n: number }>('write', [
-      key,
-      kind,
-      ref,
-      doc,
-      got.version,
-      outcome,
-      ...putArrays(change.put),
-    ])
-    return written.rows[0]?.n === 1 ? { outcome: change.outcome, replayed: false } : 'retry'
+    const applied = await db.write({ key, kind, ref, doc, version: got.version, outcome, put: change.put, seen })
+    if (applied) {
+      remember(db, kind, ref, doc ?? got.doc, String(BigInt(got.version) + 1n))
+      return { outcome: change.outcome, replayed: false }
+    }
   } catch (error) {
     // Another writer recorded this key (through another document) first: re-read, and replay it.
-    if ((error as { code?: string }).code === UNIQUE_VIOLATION) return 'retry'
-    throw error
+    if ((error as { code?: string }).code !== UNIQUE_VIOLATION) throw error
   }
+  db.known.delete(docId(kind, ref))
+  return 'retry'
 }
 
 /** Inside a transaction: the changed document, then the documents the change puts. */
@@ -214,7 +365,7 @@ export function openPostgresLedgerStore(connection: PostgresConnection): DemoLed
         const m = mutate as LedgerMutation<unknown>
         const alsoRead = options?.alsoRead ?? []
         for (let i = 0; i < OPTIMISTIC_ATTEMPTS; i++) {
-          const done = await applyOptimistically(db, key, kind, ref, m, alsoRead)
+          const done = await applyOptimistically(db, key, kind, ref, m, alsoRead, i === 0)
           if (done === 'locking') break
           if (done !== 'retry') return done as LedgerApplyResult<R>
         }

@@ -1,10 +1,12 @@
 // Replicated store: PostgreSQL. The per-key claim is a row (INSERT … ON CONFLICT DO NOTHING) with a lease, so two
 // replicas sharing the database never both run one key. Every write of a refund's path is one statement (data-
 // modifying CTEs instead of BEGIN … COMMIT): one round trip and one commit each, and no pooled connection held
-// across round trips.
+// across round trips. Claims and finishes are group-committed (postgres-batch.ts): concurrent calls share one such
+// statement over unnest() arrays.
 import type pg from 'pg'
 import { StoreError } from '../errors.js'
 import { attachLedgerStore } from './ledger-store.js'
+import { statementBatcher } from './postgres-batch.js'
 import {
   connectPostgres,
   jsonbToText,
@@ -18,6 +20,7 @@ import {
   type ClaimResult,
   type OperationRow,
   type Outcome,
+  type RefundRecord,
   type Store,
   toRefundRecord,
 } from './store.js'
@@ -80,7 +83,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   try {
     await connection.guard(() => ensureKeysSchema(connection))
   } catch (error) {
-    await connection.pool.end().catch(() => {})
+    await connection.end().catch(() => {})
     throw new StoreError('cannot open the PostgreSQL store', { cause: (error as StoreError).cause ?? error })
   }
   const store = keysStore(connection)
@@ -97,6 +100,12 @@ function keyStatements(s: string) {
       VALUES ($1, $2, $3, $4, 'running', $5, $6, $7, $7) ON CONFLICT (key) DO NOTHING`,
     takeover: `UPDATE ${s}.operations SET owner = $1, lease_until = $2, updated_at = $3
       WHERE key = $4 AND fingerprint = $5 AND status = 'running' AND lease_until <= $3`,
+    // Many claims in one statement: the keys it inserted are claimed; the others take the one-key path.
+    insertMany: `INSERT INTO ${s}.operations (key, fingerprint, operation, target_ref, status, owner, lease_until, created_at, updated_at)
+      SELECT x.key, x.fingerprint, x.operation, x.target_ref, 'running', x.owner, x.lease_until, x.at, x.at
+      FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bigint[])
+        AS x(key, fingerprint, operation, target_ref, owner, lease_until, at)
+      ON CONFLICT (key) DO NOTHING RETURNING key`,
     get: `SELECT * FROM ${s}.operations WHERE key = $1`,
     // The outcome and its refund record in one statement: both commit, or (refund insert failing) neither.
     finish: `WITH done AS (
@@ -107,6 +116,21 @@ function keyStatements(s: string) {
         SELECT $7::text, done.key, $8::text, $9::bigint, $10::text, $11::text, $4 FROM done WHERE $7::text IS NOT NULL
         RETURNING 1)
       SELECT (SELECT count(*) FROM done)::int AS n`,
+    // finish for many keys (distinct, so no row is updated twice): the keys it finished.
+    finishMany: `WITH x AS (
+        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[],
+          $8::text[], $9::bigint[], $10::text[], $11::text[])
+          AS x(key, owner, status, result, refusal, at, refund_ref, transaction_ref, amount_minor, currency, refund_status)),
+      done AS (
+        UPDATE ${s}.operations o SET status = x.status, result = x.result, refusal = x.refusal, updated_at = x.at,
+          lease_until = 0
+        FROM x WHERE o.key = x.key AND o.owner = x.owner AND o.status = 'running' RETURNING o.key),
+      recorded AS (
+        INSERT INTO ${s}.refunds (refund_ref, key, transaction_ref, amount_minor, currency, status, created_at)
+        SELECT x.refund_ref, x.key, x.transaction_ref, x.amount_minor, x.currency, x.refund_status, x.at
+        FROM x JOIN done ON done.key = x.key WHERE x.refund_ref IS NOT NULL
+        RETURNING 1)
+      SELECT key FROM done`,
     abandon: `UPDATE ${s}.operations SET lease_until = 0 WHERE key = $1 AND owner = $2 AND status = 'running'`,
     release: `DELETE FROM ${s}.operations WHERE key = $1 AND owner = $2 AND status = 'running'`,
     settle: `WITH done AS (
@@ -136,32 +160,90 @@ function keysStore(connection: PostgresConnection): Store {
   const count = async (name: keyof typeof sql, values: unknown[]) =>
     ((await run<{ n: number }>(name, values)).rows[0]?.n ?? 0) as number
 
-  const claim = (r: ClaimRequest): Promise<ClaimResult> =>
-    guard(async () => {
-      const at = r.nowMs
-      const ins = await run('insert', [r.key, r.fingerprint, r.operation, r.targetRef, r.owner, at + r.leaseMs, at])
-      if (ins.rowCount === 1) return { kind: 'claimed', recovering: false }
-      const taken = await run('takeover', [r.owner, at + r.leaseMs, at, r.key, r.fingerprint])
-      if (taken.rowCount === 1) return { kind: 'claimed', recovering: true }
-      const row = (await run<Row>('get', [r.key])).rows[0]
-      // Released between our INSERT and SELECT: try again from the top.
-      if (row === undefined) return claim(r)
-      return { kind: 'exists', row: toOperation(row) }
-    })
+  // A claim's INSERT commits without waiting for the WAL flush: see claimPoolSettings (postgres-connection.ts).
+  const insertClaims = <R extends pg.QueryResultRow>(name: 'insert' | 'insertMany', values: unknown[]) =>
+    connection.claimPool.query<R>({ name: `tollgate_${name}`, text: sql[name], values })
+
+  // One key, alone: INSERT, else take over an expired lease, else report the row.
+  const claimOne = async (r: ClaimRequest): Promise<ClaimResult> => {
+    const at = r.nowMs
+    const ins = await insertClaims('insert', [
+      r.key,
+      r.fingerprint,
+      r.operation,
+      r.targetRef,
+      r.owner,
+      at + r.leaseMs,
+      at,
+    ])
+    if (ins.rowCount === 1) return { kind: 'claimed', recovering: false }
+    const taken = await run('takeover', [r.owner, at + r.leaseMs, at, r.key, r.fingerprint])
+    if (taken.rowCount === 1) return { kind: 'claimed', recovering: true }
+    const row = (await run<Row>('get', [r.key])).rows[0]
+    // Released between our INSERT and SELECT: try again from the top.
+    if (row === undefined) return claimOne(r)
+    return { kind: 'exists', row: toOperation(row) }
+  }
+  const claim = statementBatcher<ClaimRequest, ClaimResult>({
+    rowOf: (r) => r.key,
+    runOne: claimOne,
+    runBatch: async (rs) => {
+      const inserted = await insertClaims<{ key: string }>('insertMany', [
+        rs.map((r) => r.key),
+        rs.map((r) => r.fingerprint),
+        rs.map((r) => r.operation),
+        rs.map((r) => r.targetRef),
+        rs.map((r) => r.owner),
+        rs.map((r) => r.nowMs + r.leaseMs),
+        rs.map((r) => r.nowMs),
+      ])
+      const claimed = new Set(inserted.rows.map((row) => row.key))
+      // A key that exists already (a replay, a takeover, a race) takes the one-key path.
+      return rs.map((r) => (claimed.has(r.key) ? { kind: 'claimed', recovering: false } : undefined))
+    },
+  })
+
+  interface Finish {
+    key: string
+    owner: string
+    outcome: Outcome
+    refund: RefundRecord | undefined
+    nowMs: number
+  }
+  const finishOne = async ({ key, owner, outcome, refund: r, nowMs }: Finish) => {
+    const values = [...outcomeValues(outcome, nowMs), key, owner]
+    values.push(r?.refundRef ?? null, r?.transactionRef ?? null, r?.amountMinor ?? null, r?.currency ?? null)
+    values.push(r?.status ?? null)
+    return (await count('finish', values)) === 1
+  }
+  const finish = statementBatcher<Finish, boolean>({
+    rowOf: (f) => f.key,
+    runOne: finishOne,
+    runBatch: async (fs) => {
+      const done = await run<{ key: string }>('finishMany', [
+        fs.map((f) => f.key),
+        fs.map((f) => f.owner),
+        fs.map((f) => f.outcome.status),
+        fs.map((f) => json(f.outcome.result)),
+        fs.map((f) => json(f.outcome.refusal)),
+        fs.map((f) => f.nowMs),
+        fs.map((f) => f.refund?.refundRef ?? null),
+        fs.map((f) => f.refund?.transactionRef ?? null),
+        fs.map((f) => f.refund?.amountMinor ?? null),
+        fs.map((f) => f.refund?.currency ?? null),
+        fs.map((f) => f.refund?.status ?? null),
+      ])
+      const finished = new Set(done.rows.map((row) => row.key))
+      return fs.map((f) => finished.has(f.key))
+    },
+  })
 
   const outcomeValues = (o: Outcome, nowMs: number) => [o.status, json(o.result), json(o.refusal), nowMs]
 
   return {
     kind: 'postgres',
-    claim,
-    finish: (key, owner, o, refund, nowMs) =>
-      guard(async () => {
-        const r = refund
-        const values = [...outcomeValues(o, nowMs), key, owner]
-        values.push(r?.refundRef ?? null, r?.transactionRef ?? null, r?.amountMinor ?? null, r?.currency ?? null)
-        values.push(r?.status ?? null)
-        return (await count('finish', values)) === 1
-      }),
+    claim: (r) => guard(() => claim(r)),
+    finish: (key, owner, outcome, refund, nowMs) => guard(() => finish({ key, owner, outcome, refund, nowMs })),
     abandon: (key, owner) => guard(async () => void (await run('abandon', [key, owner]))),
     release: (key, owner) => guard(async () => void (await run('release', [key, owner]))),
     settle: (key, o, nowMs) => guard(async () => (await count('settle', [...outcomeValues(o, nowMs), key])) === 1),
@@ -173,6 +255,6 @@ function keysStore(connection: PostgresConnection): Store {
     refundsFor: (transactionRef) =>
       guard(async () => (await run('refundsFor', [transactionRef])).rows.map(toRefundRecord)),
     purge: (cutoffMs) => guard(() => count('purge', [cutoffMs])),
-    close: () => guard(() => pool.end()),
+    close: () => guard(() => connection.end()),
   }
 }
