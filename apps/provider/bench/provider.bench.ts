@@ -17,8 +17,6 @@ const CONCURRENCY = 16
 const MAX_CALLS = Number(process.env.BENCH_CALLS ?? 2000)
 const MAX_MS = Number(process.env.BENCH_MS ?? 4000)
 const WARMUP = 300
-// The autocannon legs (REST reads) stop after this many calls or BENCH_MS, whichever comes first.
-const MAX_CALLS_LOAD = Number(process.env.BENCH_LOAD_CALLS ?? 40_000)
 const APP = fileURLToPath(new URL('..', import.meta.url))
 
 // The provider runs on SQLite synchronous=FULL (power-loss, the default) and NORMAL (process-crash), and on
@@ -33,7 +31,8 @@ async function startServer(kind: Kind): Promise<{ url: string; child: ChildProce
     ...(process.env.BENCH_PROF === kind
       ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROF_DIR ?? join(tmpdir(), 'tollgate-provider-prof')]
       : []),
-    '--conditions=@tollgate/source',
+    // The servers run the built packages (dist/, as an installed provider does; the bench script builds first):
+    // tsx's transpile of the sources adds a __name() call per function created, a few % of a REST read.
     '--import',
     'tsx',
     'bench/servers.ts',
@@ -412,7 +411,7 @@ async function restRefund(base: URL) {
  */
 type RestLeg = { label: string; kind: Kind } & (
   | { fn: (u: URL) => Promise<void> }
-  | { load: (u: URL) => Omit<LoadSpec, 'origin' | 'secret' | 'connections' | 'amount' | 'seconds'> }
+  | { load: (u: URL) => Omit<LoadSpec, 'origin' | 'secret' | 'connections' | 'seconds'> }
 )
 
 /** One leg's round in the autocannon process (pinned off the servers' core, like this process). */
@@ -461,7 +460,6 @@ async function restRounds(restCpu: RestCpu, legs: readonly RestLeg[]): Promise<M
               origin: u.origin,
               secret: SECRET,
               connections: CONCURRENCY,
-              amount: MAX_CALLS_LOAD,
               seconds: Math.ceil(MAX_MS / 1000),
             })
       const after = serverCpuSeconds(leg.kind)

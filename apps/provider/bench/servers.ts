@@ -2,7 +2,8 @@
 // 'power-loss' or 'process-crash'), 'bare' (SDK v2 as its
 // README shows: createMcpHandler, a new McpServer with one no-op tool per request), 'v1-sessionful' (the official SDK
 // v1's own sessionful server, the 2025-era peer a user would pick) and 'raw' (node:http that only
-// verifies the HMAC: the floor). Prints "READY <url>" and serves until killed.
+// verifies the HMAC: the floor). Prints "READY <url>" and serves until killed. The provider is imported from dist/
+// (the built package, what an installed provider runs), not through tsx from src/.
 import { randomUUID } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
@@ -14,7 +15,7 @@ import { createMcpHandler, McpServer } from '@modelcontextprotocol/server'
 import { SIGNATURE_HEADER, SignatureVerifier, TIMESTAMP_HEADER } from '@tollgate/signing'
 import { readStreamBounded } from '@tollgate/strict-json'
 import { pino } from 'pino'
-import { startProvider } from '../src/index.js'
+import { startProvider } from '../dist/index.js'
 
 export const BENCH_SECRET = 'srmps_bench_0123456789abcdef0123456789abcdef'
 const kind = process.argv[2]
