@@ -262,7 +262,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const results: Record<string, Partial<Record<Kind, Result>>> = {}
 let restReport: string[] = []
 // Server CPU (user + system of the server's process) per scenario and server, warm-up included: "scenario|kind".
-const scenarioCpu: RestCpu = new Map()
+const scenarioCpu: ServerCpu = new Map()
 // Per scenario and provider kind: sameRoundRatios against the era's peer.
 const ratios: Record<string, Partial<Record<Kind, ReturnType<typeof sameRoundRatios>>>> = {}
 try {
@@ -278,11 +278,7 @@ try {
         const before = serverCpuSeconds(kind)
         const r = await run(() => (s.era === 'modern' ? modernCall(kind, u, s.tool) : legacyAttempt(kind, u, s.tool)))
         const after = serverCpuSeconds(kind)
-        if (before !== undefined && after !== undefined) {
-          const key = `${s.name}|${kind}`
-          const c = scenarioCpu.get(key) ?? { seconds: 0, calls: 0 }
-          scenarioCpu.set(key, { seconds: c.seconds + after - before, calls: c.calls + r.count + WARMUP })
-        }
+        addServerCpu(scenarioCpu, `${s.name}|${kind}`, before, after, r.count)
         rounds.set(kind, [...(rounds.get(kind) ?? []), r])
       }
     }
@@ -443,9 +439,9 @@ function serverCpuSeconds(kind: Kind): number | undefined {
   }
 }
 
-type RestCpu = Map<string, { seconds: number; calls: number }>
+type ServerCpu = Map<string, { seconds: number; calls: number }>
 
-async function restRounds(restCpu: RestCpu, legs: readonly RestLeg[]): Promise<Map<string, Result[]>> {
+async function restRounds(restCpu: ServerCpu, legs: readonly RestLeg[]): Promise<Map<string, Result[]>> {
   const rounds = new Map<string, Result[]>()
   for (let round = 0; round < ROUNDS; round++) {
     const order = legs.map((_, i) => legs[(i + round) % legs.length] as RestLeg)
@@ -464,14 +460,23 @@ async function restRounds(restCpu: RestCpu, legs: readonly RestLeg[]): Promise<M
             })
       const after = serverCpuSeconds(leg.kind)
       rounds.set(leg.label, [...(rounds.get(leg.label) ?? []), result])
-      if (before !== undefined && after !== undefined) {
-        // The warm-up calls are counted too: they ran between the two readings.
-        const cpu = restCpu.get(leg.label) ?? { seconds: 0, calls: 0 }
-        restCpu.set(leg.label, { seconds: cpu.seconds + after - before, calls: cpu.calls + result.count + WARMUP })
-      }
+      addServerCpu(restCpu, leg.label, before, after, result.count)
     }
   }
   return rounds
+}
+
+/** Adds one run's server CPU (two readings) under `key`; the warm-up calls count too: they ran between the readings. */
+function addServerCpu(cpu: ServerCpu, key: string, before: number | undefined, after: number | undefined, calls: number) {
+  if (before === undefined || after === undefined) return
+  const c = cpu.get(key) ?? { seconds: 0, calls: 0 }
+  cpu.set(key, { seconds: c.seconds + after - before, calls: c.calls + calls + WARMUP })
+}
+
+/** Server CPU µs per call recorded under `key`, or undefined when nothing was recorded. */
+function cpuMicrosPerCall(cpu: ServerCpu, key: string): number | undefined {
+  const c = cpu.get(key)
+  return c === undefined || c.calls === 0 ? undefined : (c.seconds / c.calls) * 1e6
 }
 
 /**
@@ -480,10 +485,7 @@ async function restRounds(restCpu: RestCpu, legs: readonly RestLeg[]): Promise<M
  * process only: PostgreSQL's own backends are not counted, so its ratio flatters it.
  */
 function scenarioCpuLine(scenario: string, peer: Kind): string {
-  const per = (kind: Kind) => {
-    const c = scenarioCpu.get(`${scenario}|${kind}`)
-    return c === undefined || c.calls === 0 ? undefined : (c.seconds / c.calls) * 1e6
-  }
+  const per = (kind: Kind) => cpuMicrosPerCall(scenarioCpu, `${scenario}|${kind}`)
   const base = per(peer)
   const parts = KINDS.filter((k) => per(k) !== undefined).map((k) => {
     const v = per(k) as number
@@ -494,11 +496,8 @@ function scenarioCpuLine(scenario: string, peer: Kind): string {
 }
 
 /** Server CPU µs per call of a leg, and a baseline's CPU per call divided by it (how many times cheaper). */
-function restCpuFigure(restCpu: RestCpu, mine: string, bases: readonly string[]): string {
-  const per = (label: string) => {
-    const c = restCpu.get(label)
-    return c === undefined || c.calls === 0 ? undefined : (c.seconds / c.calls) * 1e6
-  }
+function restCpuFigure(restCpu: ServerCpu, mine: string, bases: readonly string[]): string {
+  const per = (label: string) => cpuMicrosPerCall(restCpu, label)
   const m = per(mine)
   if (m === undefined) return ''
   const parts = bases.map((b) => {
@@ -530,7 +529,7 @@ function restFigure(rounds: Map<string, Result[]>, label: string): string {
 async function restScenarios(only: string | undefined): Promise<string[]> {
   const want = (name: string) => only === undefined || name.includes(only)
   const out: string[] = []
-  const cpu: RestCpu = new Map()
+  const cpu: ServerCpu = new Map()
   if (want('rest GET /v1/transactions/{ref}')) {
     // Checked once through this process's own client first (status and body), then loaded by autocannon.
     await restRead(new URL(new URL(servers.get('provider')?.url as string).origin))

@@ -39,6 +39,7 @@ export { MemorySessionStore, type SessionCaps, type SessionStore } from './sessi
 export {
   legacyToolCall,
   MODERN_PROTOCOL_VERSION,
+  modernResultTail,
   modernToolCall,
   openResultJson,
   type PlainToolCall,

@@ -104,6 +104,14 @@ export function writeToolResult(res: ServerResponse, id: string | number, result
   res.end(end)
 }
 
+/**
+ * What the SDK's 2026-07-28 encoder adds inside every tools/call result (the 2025-era one adds nothing): the `tail`
+ * for {@link writeToolResult}.
+ */
+export function modernResultTail(serverInfo: { name: string; version: string }): string {
+  return `,"resultType":"complete","_meta":${JSON.stringify({ 'io.modelcontextprotocol/serverInfo': serverInfo })}`
+}
+
 /** A result object's JSON without its closing brace, for {@link writeToolResult}. */
 export function openResultJson(result: object): Buffer {
   const json = JSON.stringify(result)

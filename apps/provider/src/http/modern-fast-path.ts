@@ -8,6 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import {
   type AdmittedMessage,
   legacyToolCall,
+  modernResultTail,
   modernToolCall,
   openResultJson,
   writeToolResult,
@@ -15,7 +16,7 @@ import {
 import { runTool, SERVER_INFO, type ServerContext } from '../mcp/create-server.js'
 import type { ToolEntry } from '../mcp/tool-table.js'
 
-const SERVER_TAIL = `,"resultType":"complete","_meta":${JSON.stringify({ 'io.modelcontextprotocol/serverInfo': SERVER_INFO })}`
+const SERVER_TAIL = modernResultTail(SERVER_INFO)
 
 type Plain = Record<string, unknown>
 

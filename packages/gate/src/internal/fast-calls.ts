@@ -13,6 +13,7 @@ import {
   type AdmittedMessage,
   type Caller,
   legacyToolCall,
+  modernResultTail,
   modernToolCall,
   openResultJson,
   type PlainToolCall,
@@ -85,8 +86,7 @@ export function createFastCalls(options: {
 }): FastCalls {
   const { server, inTurn } = options
   const settled = new SettledAnswerBytes(options.settledAnswerBytes)
-  // What the SDK's 2026-07-28 encoder adds to every tools/call result; the 2025-era one adds nothing.
-  const modernTail = `,"resultType":"complete","_meta":${JSON.stringify({ 'io.modelcontextprotocol/serverInfo': options.serverInfo })}`
+  const modernTail = modernResultTail(options.serverInfo)
   let answered = 0
   let fromSettledBytes = 0
 
