@@ -467,7 +467,13 @@ async function restRounds(restCpu: ServerCpu, legs: readonly RestLeg[]): Promise
 }
 
 /** Adds one run's server CPU (two readings) under `key`; the warm-up calls count too: they ran between the readings. */
-function addServerCpu(cpu: ServerCpu, key: string, before: number | undefined, after: number | undefined, calls: number) {
+function addServerCpu(
+  cpu: ServerCpu,
+  key: string,
+  before: number | undefined,
+  after: number | undefined,
+  calls: number,
+) {
   if (before === undefined || after === undefined) return
   const c = cpu.get(key) ?? { seconds: 0, calls: 0 }
   cpu.set(key, { seconds: c.seconds + after - before, calls: c.calls + calls + WARMUP })

@@ -18,10 +18,12 @@ import { openPostgresLedgerStore } from './postgres-ledger-store.js'
 import {
   type ClaimRequest,
   type ClaimResult,
-  type OperationRow,
+  jsonOrNull,
+  type OperationsRow,
   type Outcome,
   type RefundRecord,
   type Store,
+  toOperation,
   toRefundRecord,
 } from './store.js'
 
@@ -43,39 +45,7 @@ ${jsonbToText(s, 'operations', ['result', 'refusal'])}
 `
 }
 
-interface Row {
-  key: string
-  fingerprint: string
-  operation: string
-  target_ref: string
-  status: string
-  result: string | null
-  refusal: string | null
-  owner: string
-  lease_until: string
-  created_at: string
-  updated_at: string
-}
-
-function toOperation(row: Row): OperationRow {
-  return {
-    key: row.key,
-    fingerprint: row.fingerprint,
-    operation: row.operation as OperationRow['operation'],
-    targetRef: row.target_ref,
-    status: row.status as OperationRow['status'],
-    result: row.result === null ? null : (JSON.parse(row.result) as Record<string, unknown>),
-    refusal: row.refusal === null ? null : (JSON.parse(row.refusal) as OperationRow['refusal']),
-    owner: row.owner,
-    leaseUntilMs: Number(row.lease_until),
-    createdAtMs: Number(row.created_at),
-    updatedAtMs: Number(row.updated_at),
-  }
-}
-
 export type { PostgresStoreOptions } from './postgres-connection.js'
-
-const json = (v: unknown) => (v === null ? null : JSON.stringify(v))
 
 /** Opens a PostgreSQL store, creating its schema and tables if needed. RangeError for bad options. */
 export async function openPostgresStore(options: PostgresStoreOptions): Promise<Store> {
@@ -179,7 +149,7 @@ function keysStore(connection: PostgresConnection): Store {
     if (ins.rowCount === 1) return { kind: 'claimed', recovering: false }
     const taken = await run('takeover', [r.owner, at + r.leaseMs, at, r.key, r.fingerprint])
     if (taken.rowCount === 1) return { kind: 'claimed', recovering: true }
-    const row = (await run<Row>('get', [r.key])).rows[0]
+    const row = (await run<OperationsRow>('get', [r.key])).rows[0]
     // Released between our INSERT and SELECT: try again from the top.
     if (row === undefined) return claimOne(r)
     return { kind: 'exists', row: toOperation(row) }
@@ -224,8 +194,8 @@ function keysStore(connection: PostgresConnection): Store {
         fs.map((f) => f.key),
         fs.map((f) => f.owner),
         fs.map((f) => f.outcome.status),
-        fs.map((f) => json(f.outcome.result)),
-        fs.map((f) => json(f.outcome.refusal)),
+        fs.map((f) => jsonOrNull(f.outcome.result)),
+        fs.map((f) => jsonOrNull(f.outcome.refusal)),
         fs.map((f) => f.nowMs),
         fs.map((f) => f.refund?.refundRef ?? null),
         fs.map((f) => f.refund?.transactionRef ?? null),
@@ -238,7 +208,7 @@ function keysStore(connection: PostgresConnection): Store {
     },
   })
 
-  const outcomeValues = (o: Outcome, nowMs: number) => [o.status, json(o.result), json(o.refusal), nowMs]
+  const outcomeValues = (o: Outcome, nowMs: number) => [o.status, jsonOrNull(o.result), jsonOrNull(o.refusal), nowMs]
 
   return {
     kind: 'postgres',
@@ -249,7 +219,7 @@ function keysStore(connection: PostgresConnection): Store {
     settle: (key, o, nowMs) => guard(async () => (await count('settle', [...outcomeValues(o, nowMs), key])) === 1),
     get: (key) =>
       guard(async () => {
-        const row = (await run<Row>('get', [key])).rows[0]
+        const row = (await run<OperationsRow>('get', [key])).rows[0]
         return row === undefined ? undefined : toOperation(row)
       }),
     refundsFor: (transactionRef) =>

@@ -11,10 +11,12 @@ import { openSqliteLedgerStore } from './sqlite-ledger-store.js'
 import {
   type ClaimRequest,
   type ClaimResult,
-  type OperationRow,
+  jsonOrNull,
+  type OperationsRow,
   type Outcome,
   type RefundRecord,
   type Store,
+  toOperation,
   toRefundRecord,
 } from './store.js'
 
@@ -32,38 +34,6 @@ CREATE TABLE IF NOT EXISTS refunds (
   amount_minor INTEGER NOT NULL, currency TEXT NOT NULL, status TEXT NOT NULL, created_at INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS refunds_tx ON refunds(transaction_ref);
 `
-
-interface Row {
-  key: string
-  fingerprint: string
-  operation: string
-  target_ref: string
-  status: string
-  result: string | null
-  refusal: string | null
-  owner: string
-  lease_until: number
-  created_at: number
-  updated_at: number
-}
-
-function toOperation(row: Row): OperationRow {
-  return {
-    key: row.key,
-    fingerprint: row.fingerprint,
-    operation: row.operation as OperationRow['operation'],
-    targetRef: row.target_ref,
-    status: row.status as OperationRow['status'],
-    result: row.result === null ? null : (JSON.parse(row.result) as Record<string, unknown>),
-    refusal: row.refusal === null ? null : (JSON.parse(row.refusal) as OperationRow['refusal']),
-    owner: row.owner,
-    leaseUntilMs: Number(row.lease_until),
-    createdAtMs: Number(row.created_at),
-    updatedAtMs: Number(row.updated_at),
-  }
-}
-
-const json = (v: unknown) => (v === null ? null : JSON.stringify(v))
 
 export interface SqliteStoreOptions {
   /** Default 'power-loss'. */
@@ -126,7 +96,7 @@ function keyTransactions(db: Database.Database, q: KeyStatements) {
       const at = r.nowMs
       const inserted = q.insert.run(r.key, r.fingerprint, r.operation, r.targetRef, r.owner, at + r.leaseMs, at, at)
       if (inserted.changes === 1) return { kind: 'claimed', recovering: false }
-      const row = toOperation(q.get.get(r.key) as Row)
+      const row = toOperation(q.get.get(r.key) as OperationsRow)
       if (row.fingerprint === r.fingerprint && row.status === 'running' && row.leaseUntilMs <= at) {
         const taken = q.takeover.run(r.owner, at + r.leaseMs, at, r.key, at)
         if (taken.changes === 1) return { kind: 'claimed', recovering: true }
@@ -135,7 +105,7 @@ function keyTransactions(db: Database.Database, q: KeyStatements) {
     }),
     finish: db.transaction(
       (key: string, owner: string, o: Outcome, refund: RefundRecord | undefined, nowMs: number): boolean => {
-        const done = q.finish.run(o.status, json(o.result), json(o.refusal), nowMs, key, owner)
+        const done = q.finish.run(o.status, jsonOrNull(o.result), jsonOrNull(o.refusal), nowMs, key, owner)
         if (done.changes !== 1) return false
         if (refund !== undefined) {
           const r = refund
@@ -145,7 +115,7 @@ function keyTransactions(db: Database.Database, q: KeyStatements) {
       },
     ),
     settle: db.transaction((key: string, o: Outcome, nowMs: number): boolean => {
-      const done = q.settle.run(o.status, json(o.result), json(o.refusal), nowMs, key)
+      const done = q.settle.run(o.status, jsonOrNull(o.result), jsonOrNull(o.refusal), nowMs, key)
       if (done.changes !== 1) return false
       if (o.status === 'succeeded') q.settleRefund.run('succeeded', key)
       else q.dropRefund.run(key)
@@ -171,7 +141,7 @@ function keysStore(c: SqliteConnection, tx: ReturnType<typeof keyTransactions>):
     settle: (key, o, nowMs) => c.write(() => tx.settle(key, o, nowMs)),
     get: (key) =>
       c.read(() => {
-        const row = q.get.get(key) as Row | undefined
+        const row = q.get.get(key) as OperationsRow | undefined
         return row === undefined ? undefined : toOperation(row)
       }),
     refundsFor: (transactionRef) =>

@@ -96,3 +96,40 @@ export function toRefundRecord(r: Record<string, unknown>): RefundRecord {
     status: r.status as RefundRecord['status'],
   }
 }
+
+/**
+ * An operations row (same columns on SQLite and PostgreSQL; PostgreSQL's BIGINTs arrive as strings) as the store's
+ * OperationRow. result and refusal hold the JSON text as first written.
+ */
+export interface OperationsRow {
+  key: string
+  fingerprint: string
+  operation: string
+  target_ref: string
+  status: string
+  result: string | null
+  refusal: string | null
+  owner: string
+  lease_until: number | string
+  created_at: number | string
+  updated_at: number | string
+}
+
+export function toOperation(row: OperationsRow): OperationRow {
+  return {
+    key: row.key,
+    fingerprint: row.fingerprint,
+    operation: row.operation as OperationRow['operation'],
+    targetRef: row.target_ref,
+    status: row.status as OperationRow['status'],
+    result: row.result === null ? null : (JSON.parse(row.result) as Record<string, unknown>),
+    refusal: row.refusal === null ? null : (JSON.parse(row.refusal) as OperationRow['refusal']),
+    owner: row.owner,
+    leaseUntilMs: Number(row.lease_until),
+    createdAtMs: Number(row.created_at),
+    updatedAtMs: Number(row.updated_at),
+  }
+}
+
+/** A result or refusal as the JSON text the operations row keeps (null stays null). */
+export const jsonOrNull = (v: unknown): string | null => (v === null ? null : JSON.stringify(v))
