@@ -10,10 +10,10 @@
 // Run: npm run bench -w apps/quenchz
 
 import { existsSync } from 'node:fs'
-import { Agent, request } from 'node:http'
 import { join } from 'node:path'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import { sharedDir } from '@tollgate/test-support'
+import { plainCaller } from './support/plain-call.js'
 import { type BenchServer, median, percentile, spawnServer } from './support/spawn-server.js'
 
 const CONCURRENCY = 16
@@ -46,62 +46,12 @@ async function sdkCallers(
 }
 
 /**
- * A plain HTTP load client sending the same 2026-07-28 request (headers and body) over keep-alive connections and
- * reading the whole answer without parsing it: it costs little per call, so its calls/s measure the servers, not
- * the client. It checks the status and that the answer is not a refusal.
+ * A plain HTTP load client (./support/plain-call.ts) sending the same 2026-07-28 request over keep-alive connections
+ * and reading the whole answer without parsing it: it costs little per call, so its calls/s measure the servers.
  */
 function plainCallers(server: BenchServer, token: string | undefined): { calls: Call[]; close(): Promise<void> } {
-  const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY })
-  const url = new URL(server.url)
-  let id = 0
-  const call: Call = (args) =>
-    new Promise<void>((resolve, reject) => {
-      const body = JSON.stringify({
-        jsonrpc: '2.0',
-        id: ++id,
-        method: 'tools/call',
-        params: {
-          name: 'rates.window',
-          arguments: args,
-          _meta: {
-            'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-            'io.modelcontextprotocol/clientCapabilities': {},
-          },
-        },
-      })
-      const req = request(
-        {
-          agent,
-          host: url.hostname,
-          port: url.port,
-          path: url.pathname,
-          method: 'POST',
-          headers: {
-            ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
-            'content-type': 'application/json',
-            accept: 'application/json, text/event-stream',
-            'mcp-protocol-version': '2026-07-28',
-            'mcp-method': 'tools/call',
-            'mcp-name': 'rates.window',
-            'content-length': Buffer.byteLength(body),
-          },
-        },
-        (res) => {
-          const chunks: Buffer[] = []
-          res.on('data', (chunk: Buffer) => chunks.push(chunk))
-          res.on('end', () => {
-            const answer = Buffer.concat(chunks)
-            if (res.statusCode !== 200 || answer.includes('"isError":true') || !answer.includes('"result"'))
-              reject(new Error(`a bench call was refused: ${res.statusCode} ${answer.subarray(0, 200).toString()}`))
-            else resolve()
-          })
-          res.on('error', reject)
-        },
-      )
-      req.on('error', reject)
-      req.end(body)
-    })
-  return { calls: Array.from({ length: CONCURRENCY }, () => call), close: async () => agent.destroy() }
+  const caller = plainCaller(server.url, token, CONCURRENCY)
+  return { calls: Array.from({ length: CONCURRENCY }, () => caller.call), close: async () => caller.close() }
 }
 
 interface PhaseResult {

@@ -1,25 +1,29 @@
 // Fairness in time: a quiet caller at 5 calls/s, its p50 and p99 latency on an idle server and while a greedy caller
 // keeps 16 calls in flight, on quenchz with its fair scheduler and, for contrast, without it. The same one-month
-// rates.window for both callers; servers in their own processes (pinned to one core when taskset exists), the
-// greedy caller in another (bench/support/greedy.ts), and this process is the quiet caller. Reported as ratios of loaded to idle p99 measured in the same run,
-// end to end and inside the server (its `request` event to the answer's last byte), with the server's CPU/wall.
+// rates.window for both callers. Three processes besides this one, so that what is measured is the server, not the
+// clients' contention: the server, pinned to core 0 when taskset exists; the greedy caller (support/greedy.ts, plain
+// HTTP keep-alive, light enough that the server is the bottleneck) and the quiet caller (support/quiet.ts, the
+// official SDK v2 client), each in its own process, both pinned to core 1. Reported as ratios of loaded to idle p99
+// measured in the same run, end to end and inside the server (its `request` event to the answer's last byte), with
+// the server's and the greedy caller's CPU/wall and the quiet process's own event-loop delay while loaded.
 // Run: npm run bench -w apps/quenchz
 
-import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { loadavg } from 'node:os'
+import { availableParallelism, loadavg } from 'node:os'
 import { join } from 'node:path'
-import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import { sharedDir } from '@tollgate/test-support'
-import { type BenchServer, median, percentile, spawnServer } from './support/spawn-server.js'
+import { type BenchServer, median, percentile, spawnBenchProcess, spawnServer } from './support/spawn-server.js'
 
 const GREEDY_IN_FLIGHT = 16
 const QUIET_PER_SECOND = 5
-const QUIET_CALLS = Number(process.env.BENCH_QUIET_CALLS ?? 40)
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2)
-const ARGS = { currency: 'USD', start: '2026-03-01', end: '2026-03-31' }
+// 150 calls a round by default, so that p99 is the second-worst call of the round, not its single worst.
+const QUIET_CALLS = Number(process.env.BENCH_QUIET_CALLS ?? 150)
+const WARM_UP_CALLS = 25
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
+// The server has core 0 to itself; both callers share the other one (a single-core machine: everything on 0).
+const SERVER_CORE = 0
+const CLIENT_CORE = availableParallelism() > 1 ? 1 : 0
 
 const history = join(sharedDir(), 'data', 'ecb', 'eurofxref-hist.zip')
 if (!existsSync(history)) {
@@ -27,116 +31,117 @@ if (!existsSync(history)) {
   process.exit(0)
 }
 
-async function client(server: BenchServer, sub: string): Promise<Client> {
-  const c = new Client({ name: sub, version: '0' }, { versionNegotiation: { mode: 'auto' } })
-  const headers = { authorization: `Bearer ${server.tokens[sub]}` }
-  await c.connect(new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers } }))
-  return c
-}
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+const GREEDY = fileURLToPath(new URL('./support/greedy.ts', import.meta.url))
+const QUIET = fileURLToPath(new URL('./support/quiet.ts', import.meta.url))
 
-/** The quiet caller: calls on a fixed schedule (open loop), latencies in ms. */
-async function quietRun(c: Client): Promise<number[]> {
-  const latencies: number[] = []
-  const pending: Promise<void>[] = []
-  const start = performance.now()
-  for (let i = 0; i < QUIET_CALLS; i++) {
-    const due = start + (i * 1000) / QUIET_PER_SECOND
-    const wait = due - performance.now()
-    if (wait > 0) await sleep(wait)
-    const t0 = performance.now()
-    pending.push(
-      c.callTool({ name: 'rates.window', arguments: ARGS }).then((r) => {
-        if (r.isError) throw new Error('a quiet call was refused')
-        latencies.push(performance.now() - t0)
-      }),
-    )
-  }
-  await Promise.all(pending)
-  return latencies
+interface QuietRun {
+  latencies: number[]
+  loopDelayMaxMs: number
+  loopDelayP99Ms: number
 }
 
-const GREEDY = fileURLToPath(new URL('./support/greedy.ts', import.meta.url))
+/** The quiet caller's process; `run(n)` makes n calls on its schedule. */
+async function quietCaller(server: BenchServer) {
+  const quiet = spawnBenchProcess(
+    QUIET,
+    [server.url, server.tokens['agent-beta'] as string, String(QUIET_PER_SECOND)],
+    CLIENT_CORE,
+  )
+  if ((await quiet.nextLine()) !== 'ready') throw new Error('the quiet caller did not start')
+  return {
+    async run(calls: number): Promise<QuietRun> {
+      quiet.child.stdin?.write(`run ${calls}\n`)
+      return JSON.parse(await quiet.nextLine()) as QuietRun
+    },
+    stop: quiet.stop,
+  }
+}
 
 /** Starts the greedy caller's process; resolves once its calls are in flight. */
-async function greedyLoad(server: BenchServer): Promise<{ stop: () => Promise<number> }> {
-  const child = spawn(
-    process.execPath,
-    [
-      '--conditions=@tollgate/source',
-      '--import',
-      'tsx',
-      GREEDY,
-      server.url,
-      server.tokens['agent-alpha'] as string,
-      String(GREEDY_IN_FLIGHT),
-    ],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
+async function greedyLoad(server: BenchServer) {
+  const greedy = spawnBenchProcess(
+    GREEDY,
+    [server.url, server.tokens['agent-alpha'] as string, String(GREEDY_IN_FLIGHT)],
+    CLIENT_CORE,
   )
-  let out = ''
-  child.stdout.setEncoding('utf8')
-  child.stdout.on('data', (c: string) => {
-    out += c
-  })
-  while (!out.includes('ready\n')) await sleep(20)
+  if ((await greedy.nextLine()) !== 'ready') throw new Error('the greedy caller did not start')
   return {
-    async stop() {
-      const gone = new Promise<void>((r) => child.once('exit', () => r()))
-      child.kill('SIGTERM')
-      await gone
-      return Number(out.split('\n')[1])
+    cpuMs: greedy.cpuMs,
+    /** Stops the calls; resolves with how many were answered. */
+    async stop(): Promise<number> {
+      const answered = greedy.nextLine()
+      greedy.child.kill('SIGTERM')
+      const calls = Number(await answered)
+      await greedy.stop()
+      return calls
     },
   }
 }
 
+/** One phase (idle or loaded) of one round, as the quiet caller, the server and the greedy caller saw it. */
+interface Phase {
+  /** End-to-end latencies of the quiet calls, ms. */
+  latencies: number[]
+  /** The same calls inside the server: `request` event to the answer's last byte handed to the socket, ms. */
+  inServerMs: number[]
+  /** The same calls before that: the client's stamp to the server's `request` event, ms. */
+  arrivalMs: number[]
+  /** The server's CPU time over wall time: near 1, the server was the bottleneck. */
+  serverCpuPerWall: number
+  serverLoopDelayP99Ms: number
+  serverLoopDelayMaxMs: number
+  /** The quiet caller's own event-loop delay. */
+  quietLoopDelayP99Ms: number
+  quietLoopDelayMaxMs: number
+}
+
 interface Measured {
-  idle: number[]
-  loaded: number[]
-  greedyRate: number
-  /** The same quiet calls timed inside the server (headers parsed to last byte written). */
-  idleInServer: number[]
-  loadedInServer: number[]
-  /** The server's CPU time over wall time while loaded: below 1 it was waiting, or off the CPU. */
-  loadedCpuPerWall: number
-  /** The longest stall of the quiet client's own event loop while loaded, ms. */
-  clientLoopDelayMaxMs: number
+  idle: Phase
+  loaded: Phase & {
+    greedyRate: number
+    /** The greedy caller's CPU time over wall time: near 1, it was bound by its own CPU, not by the server. */
+    greedyCpuPerWall: number
+  }
 }
 
 interface ServerStats {
   inServerMs: number[]
+  arrivalMs: number[]
   cpuPerWall: number
+  loopDelayMaxMs: number
+  loopDelayP99Ms: number
 }
 
+const phase = (quiet: QuietRun, stats: ServerStats): Phase => ({
+  latencies: quiet.latencies,
+  inServerMs: stats.inServerMs,
+  arrivalMs: stats.arrivalMs,
+  serverCpuPerWall: stats.cpuPerWall,
+  serverLoopDelayP99Ms: stats.loopDelayP99Ms,
+  serverLoopDelayMaxMs: stats.loopDelayMaxMs,
+  quietLoopDelayP99Ms: quiet.loopDelayP99Ms,
+  quietLoopDelayMaxMs: quiet.loopDelayMaxMs,
+})
+
 async function measure(server: BenchServer): Promise<Measured> {
-  const quiet = await client(server, 'agent-beta')
-  await quietRun(quiet) // warm-up
+  const quiet = await quietCaller(server)
+  await quiet.run(WARM_UP_CALLS)
   await server.stats()
-  const idle = await quietRun(quiet)
-  const idleStats = (await server.stats()) as ServerStats
+  const idle = phase(await quiet.run(QUIET_CALLS), (await server.stats()) as ServerStats)
   const load = await greedyLoad(server)
   await sleep(500)
   await server.stats()
+  const greedyCpu0 = load.cpuMs() ?? Number.NaN
   const t0 = performance.now()
-  // This process's own event-loop delay while it is the quiet client: a late timer or a late read here is latency
-  // the quiet caller measures that no server caused.
-  const clientDelay = monitorEventLoopDelay({ resolution: 1 })
-  clientDelay.enable()
-  const loaded = await quietRun(quiet)
-  clientDelay.disable()
+  const loadedRun = await quiet.run(QUIET_CALLS)
   const loadedStats = (await server.stats()) as ServerStats
+  const loadedWall = performance.now() - t0
+  const greedyCpuPerWall = ((load.cpuMs() ?? Number.NaN) - greedyCpu0) / loadedWall
   const greedyCalls = await load.stop()
   const greedyRate = greedyCalls / ((performance.now() - t0 + 500) / 1000)
-  await quiet.close()
-  return {
-    idle,
-    loaded,
-    greedyRate,
-    idleInServer: idleStats.inServerMs,
-    loadedInServer: loadedStats.inServerMs,
-    loadedCpuPerWall: loadedStats.cpuPerWall,
-    clientLoopDelayMaxMs: clientDelay.max / 1e6,
-  }
+  await quiet.stop()
+  return { idle, loaded: { ...phase(loadedRun, loadedStats), greedyRate, greedyCpuPerWall } }
 }
 
 const load = () =>
@@ -144,76 +149,52 @@ const load = () =>
     .map((x) => x.toFixed(2))
     .join(' ')
 const loadBefore = load()
-const fair = await spawnServer('quenchz', history, 0)
-const unfair = await spawnServer('quenchz-unscheduled', history, 0)
+const fair = await spawnServer('quenchz', history, SERVER_CORE)
+const unfair = await spawnServer('quenchz-unscheduled', history, SERVER_CORE)
 console.log(
-  `fairness.bench: perCaller ${process.env.BENCH_PER_CALLER ?? 'default'}; quiet caller ${QUIET_PER_SECOND} calls/s × ${QUIET_CALLS}, greedy caller ${GREEDY_IN_FLIGHT} in flight, USD one-month rates.window, ${ROUNDS} rounds; servers in their own processes${fair.pinned ? ', pinned to core 0' : ''}`,
+  `fairness.bench: perCaller ${process.env.BENCH_PER_CALLER ?? 'default'}; quiet caller ${QUIET_PER_SECOND} calls/s × ${QUIET_CALLS}, greedy caller ${GREEDY_IN_FLIGHT} in flight, USD one-month rates.window, ${ROUNDS} rounds; server, greedy caller and quiet caller in their own processes${fair.pinned ? `, the server pinned to core ${SERVER_CORE}, the callers to core ${CLIENT_CORE}` : ''}`,
 )
-interface Row {
-  ratios: number[]
-  idle: number[]
-  loaded: number[]
-  idleP50: number[]
-  loadedP50: number[]
-  p50: number[]
-  rate: number[]
-  inServerRatios: number[]
-  inServerIdle: number[]
-  inServerLoaded: number[]
-  cpuPerWall: number[]
-  clientDelay: number[]
-}
-const emptyRow = (): Row => ({
-  ratios: [],
-  idle: [],
-  loaded: [],
-  idleP50: [],
-  loadedP50: [],
-  p50: [],
-  rate: [],
-  inServerRatios: [],
-  inServerIdle: [],
-  inServerLoaded: [],
-  cpuPerWall: [],
-  clientDelay: [],
-})
-const rows: Record<string, Row> = {
-  'with the fair scheduler': emptyRow(),
-  'without (contrast)': emptyRow(),
-}
+const rows: Record<string, Measured[]> = { 'with the fair scheduler': [], 'without (contrast)': [] }
 for (let round = 0; round < ROUNDS; round++) {
   for (const [label, server] of [
     ['with the fair scheduler', fair],
     ['without (contrast)', unfair],
   ] as const) {
-    const m = await measure(server)
-    const row = rows[label] as Row
-    row.idle.push(percentile(m.idle, 99))
-    row.loaded.push(percentile(m.loaded, 99))
-    row.idleP50.push(percentile(m.idle, 50))
-    row.loadedP50.push(percentile(m.loaded, 50))
-    row.p50.push(percentile(m.loaded, 50) / percentile(m.idle, 50))
-    row.ratios.push(percentile(m.loaded, 99) / percentile(m.idle, 99))
-    row.rate.push(m.greedyRate)
-    row.inServerIdle.push(percentile(m.idleInServer, 99))
-    row.inServerLoaded.push(percentile(m.loadedInServer, 99))
-    row.inServerRatios.push(percentile(m.loadedInServer, 99) / percentile(m.idleInServer, 99))
-    row.cpuPerWall.push(m.loadedCpuPerWall)
-    row.clientDelay.push(m.clientLoopDelayMaxMs)
+    ;(rows[label] as Measured[]).push(await measure(server))
   }
 }
-for (const [label, row] of Object.entries(rows)) {
-  const range = (xs: number[]) =>
-    `${median(xs).toFixed(2)} [${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)}]`
+const p99 = (xs: number[]) => percentile(xs, 99)
+const p50 = (xs: number[]) => percentile(xs, 50)
+/** Median over rounds, then the range. */
+const range = (xs: number[], digits = 2) =>
+  `${median(xs).toFixed(digits)} [${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)}]`
+for (const [label, rounds] of Object.entries(rows)) {
+  const idle = (f: (p: Phase) => number) => rounds.map((m) => f(m.idle))
+  const loaded = (f: (p: Measured['loaded']) => number) => rounds.map((m) => f(m.loaded))
+  const ratio = (f: (p: Phase) => number) => rounds.map((m) => f(m.loaded) / f(m.idle))
+  const both = (f: (p: Phase) => number, digits = 1) =>
+    `idle ${range(idle(f), digits)}, loaded ${range(loaded(f), digits)}`
   console.log(`  ${label}`)
   console.log(
-    `    quiet p99 idle ${median(row.idle).toFixed(1)} ms, under greedy load ${median(row.loaded).toFixed(1)} ms; p50 ${median(row.idleP50).toFixed(1)} ms and ${median(row.loadedP50).toFixed(1)} ms; greedy served ${median(row.rate).toFixed(0)} calls/s`,
+    `    loaded/idle quiet p99: ${range(ratio((p) => p99(p.latencies)))}   p50: ${range(ratio((p) => p50(p.latencies)))}   per round: ${ratio(
+      (p) => p99(p.latencies),
+    )
+      .map((x) => x.toFixed(2))
+      .join(', ')}`,
   )
-  console.log(`    loaded/idle quiet p99: ${range(row.ratios)}   p50: ${range(row.p50)}`)
+  console.log(`    quiet end to end, ms: p99 ${both((p) => p99(p.latencies))}; p50 ${both((p) => p50(p.latencies))}`)
   console.log(
-    `    inside the server: quiet p99 idle ${median(row.inServerIdle).toFixed(1)} ms, loaded ${median(row.inServerLoaded).toFixed(1)} ms, ratio ${range(row.inServerRatios)}; server CPU/wall while loaded ${range(row.cpuPerWall)}`,
+    `    inside the server, ms: p99 ${both((p) => p99(p.inServerMs))} (ratio ${range(ratio((p) => p99(p.inServerMs)))}); before it (client stamp to the request event): p99 ${both((p) => p99(p.arrivalMs))}`,
   )
-  console.log(`    the quiet client's own longest event-loop stall while loaded: ${range(row.clientDelay)} ms`)
+  console.log(
+    `    greedy served ${range(
+      loaded((p) => p.greedyRate),
+      0,
+    )} calls/s; CPU/wall while loaded: server ${range(loaded((p) => p.serverCpuPerWall))}, greedy caller ${range(loaded((p) => p.greedyCpuPerWall))}`,
+  )
+  console.log(
+    `    event-loop delay p99 / max, ms: server ${both((p) => p.serverLoopDelayP99Ms)} / ${both((p) => p.serverLoopDelayMaxMs)}; quiet caller ${both((p) => p.quietLoopDelayP99Ms)} / ${both((p) => p.quietLoopDelayMaxMs)}`,
+  )
 }
 console.log(`  load average (1, 5, 15 min) before: ${loadBefore}, after: ${load()}`)
 await fair.stop()

@@ -4,6 +4,7 @@
 // Usage: node --conditions=@tollgate/source --import tsx bench/support/serve.ts bare|quenchz|quenchz-unscheduled HISTORY
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { toNodeHandler } from '@modelcontextprotocol/node'
 import { createMcpHandler, fromJsonSchema, McpServer } from '@modelcontextprotocol/server'
 import { createAudience, createInProcessIssuer, FairBudget, FairScheduler } from '@tollgate/gate'
@@ -56,22 +57,34 @@ if (kind === 'bare') {
   for (const sub of CALLERS)
     tokens[sub] = await issuer.mint({ subject: sub, scopes: ['rates:read'], lifetimeSeconds: 7200 })
   // The quiet caller's time inside this server: from the request's headers being parsed to its answer's last byte
-  // handed to the socket. On SIGUSR2, one JSON line {inServerMs, cpuPerWall} since the last SIGUSR2, then reset:
-  // the fairness bench uses it to tell the server's share of a delay from the machine's (the process not on a CPU).
+  // handed to the socket; and before that, from the client's `x-bench-sent-at` stamp (the machine's clock) to the
+  // `request` event: the time the request spent in the client, the kernel and this server's queue of unread sockets.
+  // On SIGUSR2, one JSON line {inServerMs, arrivalMs, cpuPerWall, loopDelayMaxMs, loopDelayP99Ms} since the last
+  // SIGUSR2, then reset: the fairness bench uses it to tell the server's share of a delay from the machine's (the
+  // process not on a CPU), and to see how long the server's own event loop went without turning.
   const quiet = `Bearer ${tokens['agent-beta']}`
   let inServerMs: number[] = []
+  let arrivalMs: number[] = []
   let cpu = process.cpuUsage()
   let wall = performance.now()
+  const loopDelay = monitorEventLoopDelay({ resolution: 1 })
+  loopDelay.enable()
   running.server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     if (req.headers.authorization !== quiet) return
     const t0 = performance.now()
+    const sentAt = Number(req.headers['x-bench-sent-at'])
+    if (Number.isFinite(sentAt)) arrivalMs.push(performance.timeOrigin + t0 - sentAt)
     res.once('finish', () => inServerMs.push(performance.now() - t0))
   })
   process.on('SIGUSR2', () => {
     const used = process.cpuUsage(cpu)
     const cpuPerWall = (used.user + used.system) / 1000 / (performance.now() - wall)
-    console.log(JSON.stringify({ inServerMs, cpuPerWall }))
+    const loopDelayMaxMs = loopDelay.max / 1e6
+    const loopDelayP99Ms = loopDelay.percentile(99) / 1e6
+    console.log(JSON.stringify({ inServerMs, arrivalMs, cpuPerWall, loopDelayMaxMs, loopDelayP99Ms }))
+    loopDelay.reset()
     inServerMs = []
+    arrivalMs = []
     cpu = process.cpuUsage()
     wall = performance.now()
   })

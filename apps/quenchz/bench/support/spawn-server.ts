@@ -1,11 +1,12 @@
-// Starts a bench server process (bench/support/serve.ts), pinned to one core with taskset when it exists.
+// Starts the benches' processes (a server: bench/support/serve.ts; a load client), each pinned to one core with taskset
+// when it exists.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 
 const SERVE = fileURLToPath(new URL('./serve.ts', import.meta.url))
 const TICKS_PER_SECOND = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100
-// BENCH_PIN=0 leaves the servers to the OS scheduler (on a machine shared with other work, pinning can hurt).
+// BENCH_PIN=0 leaves every bench process to the OS scheduler (on a machine shared with other work, pinning can hurt).
 const hasTaskset = process.env.BENCH_PIN !== '0' && spawnSync('taskset', ['--version']).status === 0
 
 export interface BenchServer {
@@ -19,11 +20,23 @@ export interface BenchServer {
   stop(): Promise<void>
 }
 
-export async function spawnServer(kind: string, history: string, core = 0): Promise<BenchServer> {
-  const node = [process.execPath, '--conditions=@tollgate/source', '--import', 'tsx', SERVE, kind, history]
+/** A bench process started by {@link spawnBenchProcess}: its stdout as lines, its CPU time, its end. */
+export interface BenchProcess {
+  child: ChildProcess
+  pinned: boolean
+  /** The next line the process prints on stdout (lines are kept in order until read). */
+  nextLine(): Promise<string>
+  /** CPU time the process has used so far, ms (user + system, from /proc); undefined where /proc is absent. */
+  cpuMs(): number | undefined
+  /** SIGTERM, and resolves once it exited. */
+  stop(): Promise<void>
+}
+
+/** Runs a TypeScript script of the benches in its own node process, pinned to `core` when taskset exists. */
+export function spawnBenchProcess(script: string, args: readonly string[], core: number): BenchProcess {
+  const node = [process.execPath, '--conditions=@tollgate/source', '--import', 'tsx', script, ...args]
   const argv = hasTaskset ? ['taskset', '-c', String(core), ...node] : node
-  const child: ChildProcess = spawn(argv[0] as string, argv.slice(1), { stdio: ['ignore', 'pipe', 'inherit'] })
-  // Lines the server prints, in order; the first is {url, tokens}, later ones answer SIGUSR2.
+  const child: ChildProcess = spawn(argv[0] as string, argv.slice(1), { stdio: ['pipe', 'pipe', 'inherit'] })
   const lines: string[] = []
   let waiting: ((line: string) => void) | undefined
   let out = ''
@@ -43,24 +56,21 @@ export async function spawnServer(kind: string, history: string, core = 0): Prom
   let exited: Error | undefined
   let failWaiting: ((error: Error) => void) | undefined
   child.once('exit', (code) => {
-    exited = new Error(`bench server ${kind} exited ${code}`)
+    exited = new Error(`bench process ${script} ${args[0] ?? ''} exited ${code}`)
     failWaiting?.(exited)
   })
-  const nextLine = () =>
-    new Promise<string>((resolve, reject) => {
-      if (lines.length > 0) return resolve(lines.shift() as string)
-      if (exited !== undefined) return reject(exited)
-      waiting = resolve
-      failWaiting = reject
-    })
-  const line = await nextLine()
-  const { url, tokens } = JSON.parse(line) as { url: string; tokens: Record<string, string> }
   return {
-    url,
-    tokens,
+    child,
     pinned: hasTaskset,
+    nextLine: () =>
+      new Promise<string>((resolve, reject) => {
+        if (lines.length > 0) return resolve(lines.shift() as string)
+        if (exited !== undefined) return reject(exited)
+        waiting = resolve
+        failWaiting = reject
+      }),
     cpuMs() {
-      // taskset execs node, so the child's pid is the server's. Fields 14 and 15 of stat: utime, stime in ticks.
+      // taskset execs node, so the child's pid is the node process's. Fields 14 and 15 of stat: utime, stime in ticks.
       try {
         const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? []
         return (Number(fields[11]) + Number(fields[12])) * (1000 / TICKS_PER_SECOND)
@@ -68,17 +78,30 @@ export async function spawnServer(kind: string, history: string, core = 0): Prom
         return undefined
       }
     },
-    async stats() {
-      const answer = nextLine()
-      child.kill('SIGUSR2')
-      return JSON.parse(await answer) as unknown
-    },
     async stop() {
-      if (child.exitCode !== null) return
+      if (child.exitCode !== null || child.signalCode !== null) return
       const gone = new Promise<void>((r) => child.once('exit', () => r()))
       child.kill('SIGTERM')
       await gone
     },
+  }
+}
+
+export async function spawnServer(kind: string, history: string, core = 0): Promise<BenchServer> {
+  const server = spawnBenchProcess(SERVE, [kind, history], core)
+  // The first line is {url, tokens}; later ones answer SIGUSR2.
+  const { url, tokens } = JSON.parse(await server.nextLine()) as { url: string; tokens: Record<string, string> }
+  return {
+    url,
+    tokens,
+    pinned: server.pinned,
+    cpuMs: server.cpuMs,
+    async stats() {
+      const answer = server.nextLine()
+      server.child.kill('SIGUSR2')
+      return JSON.parse(await answer) as unknown
+    },
+    stop: server.stop,
   }
 }
 
