@@ -10,6 +10,7 @@ export {
   type EndpointEvent,
   type EndpointOptions,
   type McpEndpoint,
+  MODERN_META_VERDICTS,
   type OtherRoute,
 } from './endpoint.js'
 export {
