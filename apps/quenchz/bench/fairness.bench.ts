@@ -41,14 +41,16 @@ interface QuietRun {
   loopDelayP99Ms: number
 }
 
+/** Starts one caller's process (support/quiet.ts or support/greedy.ts) on the callers' core; resolves once ready. */
+async function startCaller(script: string, server: BenchServer, sub: string, arg: number) {
+  const caller = spawnBenchProcess(script, [server.url, server.tokens[sub] as string, String(arg)], CLIENT_CORE)
+  if ((await caller.nextLine()) !== 'ready') throw new Error(`${script} did not start`)
+  return caller
+}
+
 /** The quiet caller's process; `run(n)` makes n calls on its schedule. */
 async function quietCaller(server: BenchServer) {
-  const quiet = spawnBenchProcess(
-    QUIET,
-    [server.url, server.tokens['agent-beta'] as string, String(QUIET_PER_SECOND)],
-    CLIENT_CORE,
-  )
-  if ((await quiet.nextLine()) !== 'ready') throw new Error('the quiet caller did not start')
+  const quiet = await startCaller(QUIET, server, 'agent-beta', QUIET_PER_SECOND)
   return {
     async run(calls: number): Promise<QuietRun> {
       quiet.child.stdin?.write(`run ${calls}\n`)
@@ -60,12 +62,7 @@ async function quietCaller(server: BenchServer) {
 
 /** Starts the greedy caller's process; resolves once its calls are in flight. */
 async function greedyLoad(server: BenchServer) {
-  const greedy = spawnBenchProcess(
-    GREEDY,
-    [server.url, server.tokens['agent-alpha'] as string, String(GREEDY_IN_FLIGHT)],
-    CLIENT_CORE,
-  )
-  if ((await greedy.nextLine()) !== 'ready') throw new Error('the greedy caller did not start')
+  const greedy = await startCaller(GREEDY, server, 'agent-alpha', GREEDY_IN_FLIGHT)
   return {
     cpuMs: greedy.cpuMs,
     /** Stops the calls; resolves with how many were answered. */
@@ -79,7 +76,6 @@ async function greedyLoad(server: BenchServer) {
   }
 }
 
-/** One phase (idle or loaded) of one round, as the quiet caller, the server and the greedy caller saw it. */
 interface Phase {
   /** End-to-end latencies of the quiet calls, ms. */
   latencies: number[]
