@@ -200,8 +200,14 @@ function groupCommit(db: Database.Database, durable: ReturnType<typeof walSyncer
       for (const item of items) item.reject(storeError(cause))
       return
     }
-    const answer = (item: QueuedWrite, d: Done) => (d.ok ? item.resolve(d.value) : item.reject(storeError(d.error)))
-    if (durable === undefined) return items.forEach((item, i) => answer(item, done[i] as Done))
+    const answer = (item: QueuedWrite, d: Done) => {
+      if (d.ok) item.resolve(d.value)
+      else item.reject(storeError(d.error))
+    }
+    if (durable === undefined) {
+      items.forEach((item, i) => answer(item, done[i] as Done))
+      return
+    }
     // Writes whose callers may go on at the COMMIT are answered now; the others once the WAL sync returned. Reads
     // and every later waiting write wait for a sync that covers this commit too (the WAL is one sequence).
     const seq = durable.commit()
