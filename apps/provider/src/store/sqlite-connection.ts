@@ -205,7 +205,7 @@ function groupCommit(db: Database.Database, durable: ReturnType<typeof walSyncer
       else item.reject(storeError(d.error))
     }
     if (durable === undefined) {
-      items.forEach((item, i) => answer(item, done[i] as Done))
+      for (const [i, item] of items.entries()) answer(item, done[i] as Done)
       return
     }
     // Writes whose callers may go on at the COMMIT are answered now; the others once the WAL sync returned. Reads
