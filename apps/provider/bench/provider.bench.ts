@@ -255,8 +255,7 @@ const KINDS: Kind[] = ['raw', 'bare', 'v1', 'provider', 'provider-pc']
 if (process.env.BENCH_PG !== '0' && (await postgresAnswers())) {
   KINDS.push('provider-pg')
   if (PG_BASE_DIST !== undefined) KINDS.push('provider-pg-base')
-}
-else console.log(`provider-pg: skipped (PostgreSQL not answering at BENCH_PG_URL, or BENCH_PG=0)`)
+} else console.log(`provider-pg: skipped (PostgreSQL not answering at BENCH_PG_URL, or BENCH_PG=0)`)
 /**
  * The peer each era is compared with: for 2026-07-28 the bare per-request SDK v2 server; for 2025-era attempts the
  * official SDK v1's own sessionful server (a stateless peer, whose DELETE is a 405, would flatter the ratio).
@@ -330,7 +329,7 @@ console.log(
 )
 console.log('unit: calls/s for modern single requests, attempts/s (4 requests each) for legacy')
 console.log(
-  'provider = SQLite durability power-loss (default); provider-pc = process-crash; provider-pg = PostgreSQL (synchronous_commit as the server has it; claims do not wait for the flush)',
+  'provider = SQLite durability power-loss (default); provider-pc = process-crash; provider-pg = PostgreSQL (synchronous_commit as the server has it for the finish; claims and ledger writes do not wait for the flush)',
 )
 console.log(`servers ${HAS_TASKSET ? `pinned to core ${SERVER_CORE} (taskset)` : 'not pinned (no taskset)'}`)
 console.log(

@@ -50,7 +50,10 @@ describe('group commit on PostgreSQL', { skip: pgSkip }, () => {
     admin = new pg.Client({ connectionString: PG_URL })
     await admin.connect()
   })
+  // Holds a key in an open transaction; ended first after the tests, so a failed test leaves nothing blocked.
+  let holder: pg.Client | undefined
   after(async () => {
+    await holder?.end()
     await store?.close()
     await admin?.end()
     await dropSchemas(schema)
@@ -149,25 +152,6 @@ describe('group commit on PostgreSQL', { skip: pgSkip }, () => {
     for (const [i, r] of again.entries()) assert.deepEqual(r, { outcome: results[i]?.outcome, replayed: true })
     assert.deepEqual(await ledger.list('counter'), [{ n: 2 }, { n: 1 }, { n: 1 }, { n: 1 }])
   })
-})
-
-describe('batches in flight together, and what waits for what (PostgreSQL)', { skip: pgSkip }, () => {
-  const schema = uniqueSchema('inflight')
-  let store: Store
-  let admin: pg.Client
-  // Holds a key in an open transaction; ended first after the tests, so a failed test leaves nothing blocked.
-  let holder: pg.Client | undefined
-  before(async () => {
-    store = await openPostgresStore({ connectionString: PG_URL, schema })
-    admin = new pg.Client({ connectionString: PG_URL })
-    await admin.connect()
-  })
-  after(async () => {
-    await holder?.end()
-    await store?.close()
-    await admin?.end()
-    await dropSchemas(schema)
-  })
 
   /** Resolves once a statement of this schema waits on a row lock (the blocked batch is in flight). */
   const someStatementWaits = async () => {
@@ -218,7 +202,7 @@ describe('batches in flight together, and what waits for what (PostgreSQL)', { s
     assert.deepEqual(resolved, ['held', 'held again'])
   })
 
-  test('a ledger write returns before its WAL flush is required; the key\'s finish returns only once it is on disk', async () => {
+  test("a ledger write returns before its WAL flush is required; the key's finish returns only once it is on disk", async () => {
     const ledger = demoLedgerStore(store)
     await ledger.seed([{ kind: 'counter', ref: 'durable', doc: { n: 0 } }])
     // Several times: a finish that did not wait for the flush would be caught unless the WAL writer happened to
