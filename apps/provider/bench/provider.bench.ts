@@ -20,9 +20,12 @@ const WARMUP = 300
 const APP = fileURLToPath(new URL('..', import.meta.url))
 
 // The provider runs on SQLite synchronous=FULL (power-loss, the default) and NORMAL (process-crash), and on
-// PostgreSQL (provider-pg) when BENCH_PG_URL (default the tests' database) answers.
-type Kind = 'provider' | 'provider-pc' | 'provider-pg' | 'bare' | 'v1' | 'raw'
-const PROVIDER_KINDS = ['provider', 'provider-pc', 'provider-pg'] as const
+// PostgreSQL (provider-pg) when BENCH_PG_URL (default the tests' database) answers. BENCH_PG_BASE_DIST=<a copy of an
+// earlier build's dist/, inside this package so its imports resolve> adds provider-pg-base: that build on PostgreSQL,
+// alternated with the others in the same rounds (a before/after comparison on the same minutes of the machine).
+type Kind = 'provider' | 'provider-pc' | 'provider-pg' | 'provider-pg-base' | 'bare' | 'v1' | 'raw'
+const PROVIDER_KINDS = ['provider', 'provider-pc', 'provider-pg', 'provider-pg-base'] as const
+const PG_BASE_DIST = process.env.BENCH_PG_BASE_DIST
 const isProvider = (k: Kind) => (PROVIDER_KINDS as readonly Kind[]).includes(k)
 const PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 
@@ -42,12 +45,13 @@ async function startServer(kind: Kind): Promise<{ url: string; child: ChildProce
         ? ['provider', 'process-crash']
         : kind === 'v1'
           ? ['v1-sessionful']
-          : kind === 'provider-pg'
+          : kind === 'provider-pg' || kind === 'provider-pg-base'
             ? ['provider-pg', PG_URL]
             : [kind]),
   ]
   const [command, argv] = pinnedToOneCore(process.execPath, args)
-  const child = spawn(command, argv, { cwd: APP, stdio: ['ignore', 'pipe', 'inherit'] })
+  const env = kind === 'provider-pg-base' ? { ...process.env, BENCH_PROVIDER_DIST: PG_BASE_DIST } : process.env
+  const child = spawn(command, argv, { cwd: APP, env, stdio: ['ignore', 'pipe', 'inherit'] })
   const url = await new Promise<string>((resolve, reject) => {
     let out = ''
     child.stdout?.on('data', (d: Buffer) => {
@@ -248,8 +252,10 @@ const scenarios = [
 // figures taken in the same minutes of a shared machine.
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
 const KINDS: Kind[] = ['raw', 'bare', 'v1', 'provider', 'provider-pc']
-if (process.env.BENCH_PG !== '0' && (await postgresAnswers())) KINDS.push('provider-pg')
-else console.log(`provider-pg: skipped (PostgreSQL not answering at BENCH_PG_URL, or BENCH_PG=0)`)
+if (process.env.BENCH_PG !== '0' && (await postgresAnswers())) {
+  KINDS.push('provider-pg')
+  if (PG_BASE_DIST !== undefined) KINDS.push('provider-pg-base')
+} else console.log(`provider-pg: skipped (PostgreSQL not answering at BENCH_PG_URL, or BENCH_PG=0)`)
 /**
  * The peer each era is compared with: for 2026-07-28 the bare per-request SDK v2 server; for 2025-era attempts the
  * official SDK v1's own sessionful server (a stateless peer, whose DELETE is a 405, would flatter the ratio).
@@ -323,7 +329,7 @@ console.log(
 )
 console.log('unit: calls/s for modern single requests, attempts/s (4 requests each) for legacy')
 console.log(
-  'provider = SQLite durability power-loss (default); provider-pc = process-crash; provider-pg = PostgreSQL (synchronous_commit as the server has it; claims do not wait for the flush)',
+  'provider = SQLite durability power-loss (default); provider-pc = process-crash; provider-pg = PostgreSQL (synchronous_commit as the server has it for the finish; claims and ledger writes do not wait for the flush)',
 )
 console.log(`servers ${HAS_TASKSET ? `pinned to core ${SERVER_CORE} (taskset)` : 'not pinned (no taskset)'}`)
 console.log(

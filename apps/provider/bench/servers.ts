@@ -15,7 +15,14 @@ import { createMcpHandler, McpServer } from '@modelcontextprotocol/server'
 import { SIGNATURE_HEADER, SignatureVerifier, TIMESTAMP_HEADER } from '@tollgate/signing'
 import { readStreamBounded } from '@tollgate/strict-json'
 import { pino } from 'pino'
-import { startProvider } from '../dist/index.js'
+import type { startProvider as StartProvider } from '../dist/index.js'
+
+// BENCH_PROVIDER_DIST: another build's dist/ (the bench's provider-pg-base, an earlier build for a same-run comparison).
+const { startProvider } = (await import(
+  process.env.BENCH_PROVIDER_DIST === undefined
+    ? '../dist/index.js'
+    : new URL(`${process.env.BENCH_PROVIDER_DIST.replace(/\/?$/, '/')}index.js`, `file://${process.cwd()}/`).href
+)) as { startProvider: typeof StartProvider }
 
 export const BENCH_SECRET = 'srmps_bench_0123456789abcdef0123456789abcdef'
 const kind = process.argv[2]

@@ -50,7 +50,10 @@ describe('group commit on PostgreSQL', { skip: pgSkip }, () => {
     admin = new pg.Client({ connectionString: PG_URL })
     await admin.connect()
   })
+  // Holds a key in an open transaction; ended first after the tests, so a failed test leaves nothing blocked.
+  let holder: pg.Client | undefined
   after(async () => {
+    await holder?.end()
     await store?.close()
     await admin?.end()
     await dropSchemas(schema)
@@ -148,6 +151,74 @@ describe('group commit on PostgreSQL', { skip: pgSkip }, () => {
     const again = await Promise.all(refs.map((ref) => apply(`lk-${ref}`, ref)))
     for (const [i, r] of again.entries()) assert.deepEqual(r, { outcome: results[i]?.outcome, replayed: true })
     assert.deepEqual(await ledger.list('counter'), [{ n: 2 }, { n: 1 }, { n: 1 }, { n: 1 }])
+  })
+
+  /** Resolves once a statement of this schema waits on a row lock (the blocked batch is in flight). */
+  const someStatementWaits = async () => {
+    for (;;) {
+      const { rows } = await admin.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1`,
+        [`%${schema}.operations%`],
+      )
+      if ((rows[0]?.n ?? 0) > 0) return
+      await new Promise((r) => setTimeout(r, 5))
+    }
+  }
+
+  // Broken on purpose, this test hangs until its timeout: with maxInFlight 1 the free claims wait behind the blocked
+  // batch; without the rows-in-flight rule the repeated key joins the free claims' batch and blocks it too.
+  test('a claim batch blocked on a row: other keys go in a second batch at once; the same key waits for the first', {
+    timeout: 30_000,
+  }, async () => {
+    // Another transaction holds key "held" (uncommitted), so a claim of it blocks inside the database. (Its own
+    // client: pg_stat_activity, polled by admin, is a snapshot taken once per transaction.)
+    holder = new pg.Client({ connectionString: PG_URL })
+    await holder.connect()
+    await holder.query('BEGIN')
+    await holder.query(
+      `INSERT INTO ${schema}.operations (key, fingerprint, operation, target_ref, status, owner, lease_until, created_at, updated_at)
+       VALUES ('held', 'fp', 'refund', 'ch_1', 'running', 'other', 0, 0, 0)`,
+    )
+    const resolved: string[] = []
+    const blocked = store.claim(claimOf('held', 'first')).then((c) => {
+      resolved.push('held')
+      return c
+    })
+    await someStatementWaits()
+    const again = store.claim(claimOf('held', 'second')).then((c) => {
+      resolved.push('held again')
+      return c
+    })
+    const free = await Promise.all([store.claim(claimOf('free1', 'me')), store.claim(claimOf('free2', 'me'))])
+    assert.deepEqual(free, [
+      { kind: 'claimed', recovering: false },
+      { kind: 'claimed', recovering: false },
+    ])
+    assert.deepEqual(resolved, [], 'the blocked batch and the claim of its key are still waiting')
+    await holder.query('ROLLBACK')
+    assert.deepEqual(await blocked, { kind: 'claimed', recovering: false })
+    const second = await again
+    assert.equal(second.kind === 'exists' && second.row.owner, 'first')
+    assert.deepEqual(resolved, ['held', 'held again'])
+  })
+
+  test("a ledger write returns before its WAL flush is required; the key's finish returns only once it is on disk", async () => {
+    const ledger = demoLedgerStore(store)
+    await ledger.seed([{ kind: 'counter', ref: 'durable', doc: { n: 0 } }])
+    // Several times: a finish that did not wait for the flush would be caught unless the WAL writer happened to
+    // flush in the few milliseconds between, every time.
+    for (let i = 1; i <= 5; i++) {
+      const key = `durable-${i}`
+      await store.claim(claimOf(key, 'me'))
+      await ledger.apply(key, 'counter', 'durable', (doc) => ({ doc: { n: Number(doc?.n) + 1 }, outcome: { n: i } }))
+      // At or past the end of the ledger write's commit record.
+      const written = (await admin.query<{ lsn: string }>('SELECT pg_current_wal_insert_lsn()::text AS lsn')).rows[0]
+      assert.equal(await store.finish(key, 'me', succeeded(key), refundRecord(`re_durable_${i}`), 5000), true)
+      const flushed = await admin.query<{ ok: boolean }>('SELECT pg_current_wal_flush_lsn() >= $1::pg_lsn AS ok', [
+        written?.lsn,
+      ])
+      assert.equal(flushed.rows[0]?.ok, true, 'the WAL holding the ledger write is on disk when the finish returns')
+    }
   })
 })
 

@@ -200,3 +200,53 @@ test("'power-loss': a failed WAL sync fails the writes it covered (ERR_PROVIDER_
     c.close()
   }
 })
+
+test("'power-loss': a won claim and a ledger mutation are answered at their COMMIT; the finish after them, and a claim that found a row, wait for the WAL sync", async () => {
+  const held: (() => void)[] = []
+  let holding = false
+  const store = openSqliteStore(
+    join(dir, 'commit-only.sqlite'),
+    {},
+    { fdatasync: (fd, done) => (holding ? held.push(() => fdatasync(fd, done)) : fdatasync(fd, done)) },
+  )
+  const ledger = demoLedgerStore(store)
+  /** Whether p settles within a few turns of the event loop (no sync is released meanwhile). */
+  const settlesNow = async <T>(p: Promise<T>) => {
+    let done = false
+    p.then(
+      () => (done = true),
+      () => (done = true),
+    )
+    for (let i = 0; i < 20 && !done; i++) await turns(1)
+    return done
+  }
+  try {
+    await ledger.seed([{ kind: 'transaction', ref: 'ch_1', doc: { n: 0 } }])
+    holding = true // from here no WAL sync returns until released
+    const won = claim(store, 'k-fast')
+    assert.equal(await settlesNow(won), true, 'a won claim is answered at its COMMIT')
+    assert.deepEqual(await won, { kind: 'claimed', recovering: false })
+    const applied = ledger.apply('k-fast', 'transaction', 'ch_1', (doc) => ({
+      doc: { n: Number(doc?.n) + 1 },
+      outcome: 'refunded',
+    }))
+    assert.equal(await settlesNow(applied), true, 'a ledger mutation is answered at its COMMIT')
+    const outcome = { status: 'succeeded' as const, result: { ok: true }, refusal: null }
+    const finish = store.finish('k-fast', 'o1', outcome, undefined, 2_000)
+    assert.equal(await settlesNow(finish), false, 'the finish waits for its WAL sync')
+    const again = claim(store, 'k-fast')
+    assert.equal(await settlesNow(again), false, 'a claim that found the row waits for the WAL sync')
+    const read = store.get('k-fast')
+    assert.equal(await settlesNow(read), false, 'a read of unsynced commits waits too')
+    assert.ok(held.length > 0)
+    holding = false
+    for (const release of held.splice(0)) release()
+    assert.equal(await finish, true)
+    assert.equal((await again).kind, 'exists')
+    assert.equal((await read)?.status, 'succeeded')
+  } finally {
+    holding = false
+    for (const release of held.splice(0)) release()
+    await store.close()
+  }
+})

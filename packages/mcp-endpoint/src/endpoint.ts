@@ -10,6 +10,7 @@ import { BODY_REFUSAL_MESSAGES, type BodyLimits, BodyReader, type BodyRefusal } 
 import { EndpointConfigError } from './errors.js'
 import { type HostAllowList, hostGuard, loopbackAllowList } from './host-allow-list.js'
 import { jsonRpcError, send } from './internal/answers.js'
+import { isPlainLegacy } from './internal/plain-legacy.js'
 import type { Caller, LegacySessions } from './legacy-sessions.js'
 import { modernToolCall } from './tool-call.js'
 
@@ -177,6 +178,8 @@ export function createMcpEndpoint(options: EndpointOptions): McpEndpoint {
       const v = req.headers[name]
       return Array.isArray(v) ? v[0] : v
     }
+    // Plainly 2025-era messages skip the classifier's costly failed response parses (see isPlainLegacy).
+    if (isPlainLegacy(message, header('mcp-protocol-version'))) return options.legacy.handle(req, res, message, who)
     const plainCall = options.fastPath === undefined ? undefined : modernToolCall(message, req.headers)
     const metaKey = plainCall === undefined ? undefined : `${typeof plainCall.id}:${JSON.stringify(plainCall.meta)}`
     let outcome: { kind: string }

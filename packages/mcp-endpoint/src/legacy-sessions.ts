@@ -54,6 +54,16 @@ export function idOf(body: unknown): unknown {
   return null
 }
 
+/** isInitializeRequest, asked only of a message named `initialize`: its failed zod parse costs far more than this. */
+function isInitialize(body: unknown): boolean {
+  return (
+    body !== null &&
+    typeof body === 'object' &&
+    (body as { method?: unknown }).method === 'initialize' &&
+    isInitializeRequest(body)
+  )
+}
+
 function isNotificationOnly(body: unknown): boolean {
   const one = (m: unknown) =>
     m !== null &&
@@ -113,7 +123,7 @@ export class LegacySessions {
       return jsonRpcError(res, 405, -32000, 'Method not allowed.')
     }
     if (sessionId === undefined) {
-      if (method === 'POST' && isInitializeRequest(body)) return this.#initialize(req, res, body, who)
+      if (method === 'POST' && isInitialize(body)) return this.#initialize(req, res, body, who)
       return jsonRpcError(res, 400, -32000, 'Bad Request: Mcp-Session-Id header is required', idOf(body))
     }
     const key = this.#ids.verify(sessionId, who.caller)
@@ -133,7 +143,7 @@ export class LegacySessions {
     const open = await this.#store(() => this.store.touch(key, this.#now(), this.#idleMs))
     if (open === undefined) return storeDown(res, body)
     if (!open) return jsonRpcError(res, 404, -32001, 'Session not found', idOf(body))
-    if (isInitializeRequest(body))
+    if (isInitialize(body))
       return jsonRpcError(res, 400, -32600, 'Invalid Request: Server already initialized', idOf(body))
     if (isNotificationOnly(body)) {
       // notifications/initialized and friends change nothing in a per-request server: accepted, as the SDK does.

@@ -48,6 +48,9 @@ export interface DemoLedgerStore {
   /**
    * Atomically: if key has a recorded outcome replay it, else mutate the doc and record the outcome. mutate may run
    * more than once (PostgreSQL retries it when another writer changed the document meanwhile): keep it pure.
+   * Durability: it returns once committed, possibly before it is on disk (PostgreSQL: before the WAL flush; SQLite
+   * 'power-loss': before the WAL sync). It is on disk once any later waiting write on the same database returns —
+   * the provider answers only after its key's finish, one such write; reads on SQLite wait for the sync too.
    */
   apply<R>(
     key: string,

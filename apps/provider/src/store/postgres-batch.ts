@@ -5,7 +5,7 @@
 // the per-statement socket writes and the backends' per-statement work were most of a PostgreSQL refund's CPU).
 //
 // Each call still gets its own answer, and only once the statement that carries it has committed (a batch is one
-// autocommit statement, synchronous_commit as the server has it), so durability before answering is unchanged.
+// autocommit statement), so what a caller is told has happened, has.
 import pg from 'pg'
 
 export interface BatchSpec<I, R> {
@@ -24,6 +24,13 @@ export interface BatchSpec<I, R> {
   rowOf?: (item: I) => string
   /** At most this many items per statement (bounds the statement's size); default 256. */
   maxItems?: number
+  /**
+   * At most this many batches of this kind in flight at once; default 1. With more, calls arriving while a batch is
+   * in flight start the next one at once instead of waiting for it — but never with a row (rowOf) that a batch in
+   * flight holds: such a call waits until that batch has answered. Keep it within the connections the statements
+   * run on, or the batches queue for a connection instead of growing.
+   */
+  maxInFlight?: number
 }
 
 interface Entry<I, R> {
@@ -33,19 +40,22 @@ interface Entry<I, R> {
 }
 
 /**
- * A function that queues one call for the next batch of its kind. One batch of a kind is in flight at a time: calls
- * arriving meanwhile wait for it and then go together, so batches grow with the load and the latency of a lone call
- * is one turn of the event loop.
+ * A function that queues one call for the next batch of its kind. Calls arriving while maxInFlight batches of the kind
+ * are in flight wait for one to answer and then go together, so batches grow with the load and the latency of a lone
+ * call is one turn of the event loop.
  */
 export function statementBatcher<I, R>(spec: BatchSpec<I, R>): (item: I) => Promise<R> {
   const maxItems = spec.maxItems ?? 256
+  const maxInFlight = spec.maxInFlight ?? 1
   const rowOf = spec.rowOf
   let queue: Entry<I, R>[] = []
-  let busy = false
+  let inFlight = 0
+  // The rows of the batches in flight: a call for one of them waits (two statements in flight never touch one row).
+  const rowsInFlight = new Set<string>()
   let scheduled = false
 
   const schedule = () => {
-    if (busy || scheduled || queue.length === 0) return
+    if (inFlight >= maxInFlight || scheduled || queue.length === 0) return
     scheduled = true
     setImmediate(() => {
       scheduled = false
@@ -61,15 +71,19 @@ export function statementBatcher<I, R>(spec: BatchSpec<I, R>): (item: I) => Prom
     const rows = new Set<string>()
     for (const e of queue) {
       const row = rowOf?.(e.item)
-      if (batch.length >= maxItems || (row !== undefined && rows.has(row))) later.push(e)
+      if (batch.length >= maxItems || (row !== undefined && (rows.has(row) || rowsInFlight.has(row)))) later.push(e)
       else {
         if (row !== undefined) rows.add(row)
         batch.push(e)
       }
     }
     queue = later
+    // Everything waiting is for rows in flight: the batch holding them schedules the next one when it answers.
     if (batch.length === 0) return
-    busy = true
+    inFlight++
+    for (const row of rows) rowsInFlight.add(row)
+    // Room for another batch: calls arriving from now on need not wait for this one.
+    schedule()
     try {
       if (batch.length === 1) {
         await alone(batch[0] as Entry<I, R>)
@@ -95,7 +109,8 @@ export function statementBatcher<I, R>(spec: BatchSpec<I, R>): (item: I) => Prom
     } catch (error) {
       for (const e of batch) e.reject(error)
     } finally {
-      busy = false
+      inFlight--
+      for (const row of rows) rowsInFlight.delete(row)
       schedule()
     }
   }

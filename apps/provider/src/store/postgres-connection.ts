@@ -9,7 +9,7 @@ export interface PostgresStoreOptions {
   connectionString: string
   /** Schema holding the tables (created if absent); default 'tollgate_provider'. [a-z_][a-z0-9_]*. */
   schema?: string
-  /** Pool size; default 10 (plus 2 connections for claims, see claimPool). */
+  /** Pool size; default 10 (plus 4 connections for claims and ledger writes, see unflushedPool). */
   maxConnections?: number
   /** How long to wait for a connection to the server; default 10 000 ms. */
   connectTimeoutMs?: number
@@ -19,10 +19,11 @@ export interface PostgresStoreOptions {
 export interface PostgresConnection {
   pool: pg.Pool
   /**
-   * A small pool (2 connections) whose commits do not wait for the WAL flush (synchronous_commit=off), for claims
-   * only: see claimPoolSettings. Never for a write another caller could read and answer on.
+   * A small pool (see unflushedPoolSettings) whose commits do not wait for the WAL flush (synchronous_commit=off):
+   * for claims and the demo ledger's optimistic writes only, never for a write that is answered on without a later
+   * synchronous commit. See unflushedPoolSettings for why that is safe.
    */
-  claimPool: pg.Pool
+  unflushedPool: pg.Pool
   schema: string
   /** Runs fn; any failure becomes a StoreError (the cause kept for logs, never in the message). */
   guard<T>(fn: () => Promise<T>): Promise<T>
@@ -33,15 +34,31 @@ export interface PostgresConnection {
 }
 
 /**
- * Why a claim need not wait for its own WAL flush. A claim row only ever answers a caller of the same key, and only
- * "in_progress" (not a money answer). Everything a claim guards commits after it, synchronously, before any answer:
- * the billing write and the outcome (finish). PostgreSQL's WAL is one sequence, and a synchronous commit returns once
- * the WAL up to its own commit record is on disk — which includes the claim's earlier commit record. So when anything
- * the claim protects is durable, so is the claim; a crash before that loses a claim that guarded nothing durable (no
- * answer was sent, and a retry claims afresh and asks a keyed billing system again). This saves one of a refund's
- * three flushes (each is most of a batch's round trip: a few ms on the development disk under load).
+ * Why a claim and a ledger write need not wait for their own WAL flush. PostgreSQL's WAL is one sequence, a commit
+ * record is written to it before the transaction becomes visible, and a synchronous commit returns only once the WAL
+ * up to its own commit record is on disk — so it flushes every commit that preceded it, including every commit whose
+ * effects it read. A refund answers its caller only after the finish (outcome + refund record), a synchronous commit
+ * issued after the claim and the ledger write returned: when the answer leaves, all three are on disk. A crash loses a
+ * suffix of the WAL, so what survives is a prefix of claim → ledger write → finish, and each prefix is one the
+ * recovery path already handles: nothing (a retry starts afresh); the claim alone (in_progress until its lease ends,
+ * then a takeover asks billing.lookup(key), finds nothing and refunds once); claim + ledger write (the takeover finds
+ * the ledger's outcome and records it, without refunding again); all three (replayed).
+ *
+ * What another caller can observe before the flush: a claim answers only a caller of the same key, and only
+ * in_progress. A ledger write is read by later mutations of the same charge (another refund's limit check, on any
+ * replica) — but their answers too wait for their own synchronous finish, which comes later in the WAL and so flushes
+ * the write they read. Only pure reads (sr_get_transaction, a dry run's checks, the REST reads) can show a refund for
+ * the short time (≤ 3 × wal_writer_delay, 600 ms by default) before it is on disk; if PostgreSQL loses power then, the
+ * refund vanishes, its call had not been answered, and a retry with the same key refunds exactly once. Nothing answered as done is lost, nothing is doubled. One flush per refund
+ * (the finish's) instead of three; the finish and everything else keep synchronous_commit as the server has it.
  */
-const claimPoolSettings = { max: 2, options: '-c synchronous_commit=off' } as const
+const unflushedPoolSettings = { max: 4, options: '-c synchronous_commit=off' } as const
+
+/**
+ * Batches of one kind (claims, ledger reads, ledger writes, finishes) in flight at once (postgres-batch.ts
+ * maxInFlight). 2 × 2 kinds fill the unflushed pool (claims, ledger writes); the main pool has room for its 2 × 2.
+ */
+export const BATCHES_IN_FLIGHT = 2
 
 /** A pool for options (nothing connects yet). RangeError for bad options. */
 export function connectPostgres(options: PostgresStoreOptions): PostgresConnection {
@@ -57,14 +74,14 @@ export function connectPostgres(options: PostgresStoreOptions): PostgresConnecti
     max,
     connectionTimeoutMillis: connectTimeoutMs,
   })
-  const claimPool = new pg.Pool({
+  const unflushedPool = new pg.Pool({
     connectionString: options.connectionString,
     connectionTimeoutMillis: connectTimeoutMs,
-    ...claimPoolSettings,
+    ...unflushedPoolSettings,
   })
   // An idle client error (server restart) must not crash the process; the next query reports it.
   pool.on('error', () => {})
-  claimPool.on('error', () => {})
+  unflushedPool.on('error', () => {})
   const guard = async <T>(fn: () => Promise<T>): Promise<T> => {
     try {
       return await fn()
@@ -88,9 +105,9 @@ export function connectPostgres(options: PostgresStoreOptions): PostgresConnecti
       }
     })
   const end = async () => {
-    await Promise.all([pool.end(), claimPool.end()])
+    await Promise.all([pool.end(), unflushedPool.end()])
   }
-  return { pool, claimPool, schema, guard, transaction, end }
+  return { pool, unflushedPool, schema, guard, transaction, end }
 }
 
 /**

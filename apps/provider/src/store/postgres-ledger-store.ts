@@ -7,7 +7,7 @@
 import type pg from 'pg'
 import type { ApplyOptions, DemoLedgerStore, LedgerApplyResult, LedgerDoc, LedgerMutation } from './ledger-store.js'
 import { statementBatcher } from './postgres-batch.js'
-import { jsonbToText, type PostgresConnection, runSchemaDdl } from './postgres-connection.js'
+import { BATCHES_IN_FLIGHT, jsonbToText, type PostgresConnection, runSchemaDdl } from './postgres-connection.js'
 
 const OPTIMISTIC_ATTEMPTS = 4
 const UNIQUE_VIOLATION = '23505'
@@ -174,13 +174,17 @@ function ledgerDb(connection: PostgresConnection): LedgerDb {
   }
   const run = async <R extends pg.QueryResultRow>(name: keyof typeof sql, values: unknown[]) => {
     await ensureTables()
-    return connection.pool.query<R>({ name: `tollgate_ledger_${name}`, text: sql[name], values })
+    // The optimistic writes commit without waiting for the WAL flush: the caller's answer waits for a later
+    // synchronous commit (the key's finish), which flushes them. See unflushedPoolSettings (postgres-connection.ts).
+    const pool = name === 'write' || name === 'writeMany' ? connection.unflushedPool : connection.pool
+    return pool.query<R>({ name: `tollgate_ledger_${name}`, text: sql[name], values })
   }
   const readOne = async (r: ReadRequest) =>
     (await run<ReadRow>('read', [r.key, r.kind, r.ref, r.alsoRead.map((d) => d.kind), r.alsoRead.map((d) => d.ref)]))
       .rows[0] as ReadRow
   const read = statementBatcher<ReadRequest, ReadRow>({
     runOne: readOne,
+    maxInFlight: BATCHES_IN_FLIGHT,
     runBatch: async (rs) => {
       const related = rs.flatMap((r, i) => r.alsoRead.map((d) => ({ i, ...d })))
       const got = await run<ReadRow & { i: number }>('readMany', [
@@ -203,6 +207,7 @@ function ledgerDb(connection: PostgresConnection): LedgerDb {
   }
   const write = statementBatcher<WriteRequest, boolean>({
     rowOf: (w) => `${w.kind}\u0000${w.ref}`,
+    maxInFlight: BATCHES_IN_FLIGHT,
     runOne: writeOne,
     runBatch: async (ws) => {
       const puts = ws.flatMap((w, i) => (w.put ?? []).map((d) => ({ i, ...d })))

@@ -8,6 +8,7 @@ import { StoreError } from '../errors.js'
 import { attachLedgerStore } from './ledger-store.js'
 import { statementBatcher } from './postgres-batch.js'
 import {
+  BATCHES_IN_FLIGHT,
   connectPostgres,
   jsonbToText,
   type PostgresConnection,
@@ -130,9 +131,9 @@ function keysStore(connection: PostgresConnection): Store {
   const count = async (name: keyof typeof sql, values: unknown[]) =>
     ((await run<{ n: number }>(name, values)).rows[0]?.n ?? 0) as number
 
-  // A claim's INSERT commits without waiting for the WAL flush: see claimPoolSettings (postgres-connection.ts).
+  // A claim's INSERT commits without waiting for the WAL flush: see unflushedPoolSettings (postgres-connection.ts).
   const insertClaims = <R extends pg.QueryResultRow>(name: 'insert' | 'insertMany', values: unknown[]) =>
-    connection.claimPool.query<R>({ name: `tollgate_${name}`, text: sql[name], values })
+    connection.unflushedPool.query<R>({ name: `tollgate_${name}`, text: sql[name], values })
 
   // One key, alone: INSERT, else take over an expired lease, else report the row.
   const claimOne = async (r: ClaimRequest): Promise<ClaimResult> => {
@@ -156,6 +157,7 @@ function keysStore(connection: PostgresConnection): Store {
   }
   const claim = statementBatcher<ClaimRequest, ClaimResult>({
     rowOf: (r) => r.key,
+    maxInFlight: BATCHES_IN_FLIGHT,
     runOne: claimOne,
     runBatch: async (rs) => {
       const inserted = await insertClaims<{ key: string }>('insertMany', [
@@ -188,6 +190,7 @@ function keysStore(connection: PostgresConnection): Store {
   }
   const finish = statementBatcher<Finish, boolean>({
     rowOf: (f) => f.key,
+    maxInFlight: BATCHES_IN_FLIGHT,
     runOne: finishOne,
     runBatch: async (fs) => {
       const done = await run<{ key: string }>('finishMany', [

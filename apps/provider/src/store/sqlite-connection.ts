@@ -31,8 +31,13 @@ export interface SqliteConnection {
   readonly settings: SqliteSettings
   /** Runs a read now; answers once every commit it may have seen is durable. A database error becomes a StoreError. */
   read<T>(fn: () => T): Promise<T>
-  /** Queues a write for the next group commit; resolves once that transaction committed. */
-  write<T>(run: () => T): Promise<T>
+  /**
+   * Queues a write for the next group commit; resolves once that transaction committed and, with 'power-loss',
+   * once the WAL sync covering it returned — unless `onDiskFirst(value)` says false: then at the COMMIT. Only for a
+   * write whose caller always makes a waiting write (or a read) before anyone outside the process can learn of it:
+   * that later sync covers this commit too, as the WAL is one sequence (see keysStore's claim).
+   */
+  write<T>(run: () => T, onDiskFirst?: (value: T) => boolean): Promise<T>
   /** Commits queued writes now and closes the connection. */
   close(): void
 }
@@ -167,6 +172,7 @@ function walSyncer(fd: number, sync: NonNullable<SqliteConnectionHooks['fdatasyn
 function groupCommit(db: Database.Database, durable: ReturnType<typeof walSyncer> | undefined) {
   interface QueuedWrite {
     run: () => unknown
+    onDiskFirst: ((value: unknown) => boolean) | undefined
     resolve: (value: unknown) => void
     reject: (error: unknown) => void
   }
@@ -194,20 +200,41 @@ function groupCommit(db: Database.Database, durable: ReturnType<typeof walSyncer
       for (const item of items) item.reject(storeError(cause))
       return
     }
-    const answer = () =>
-      items.forEach((item, i) => {
-        const d = done[i] as Done
-        if (d.ok) item.resolve(d.value)
-        else item.reject(storeError(d.error))
-      })
-    if (durable === undefined) return answer()
-    durable.afterSyncOf(durable.commit()).then(answer, (error: unknown) => {
-      for (const item of items) item.reject(error)
+    const answer = (item: QueuedWrite, d: Done) => {
+      if (d.ok) item.resolve(d.value)
+      else item.reject(storeError(d.error))
+    }
+    if (durable === undefined) {
+      for (const [i, item] of items.entries()) answer(item, done[i] as Done)
+      return
+    }
+    // Writes whose callers may go on at the COMMIT are answered now; the others once the WAL sync returned. Reads
+    // and every later waiting write wait for a sync that covers this commit too (the WAL is one sequence).
+    const seq = durable.commit()
+    const waiting: number[] = []
+    items.forEach((item, i) => {
+      const d = done[i] as Done
+      if (d.ok && item.onDiskFirst !== undefined && !item.onDiskFirst(d.value)) answer(item, d)
+      else waiting.push(i)
     })
+    if (waiting.length === 0) return
+    durable.afterSyncOf(seq).then(
+      () => {
+        for (const i of waiting) answer(items[i] as QueuedWrite, done[i] as Done)
+      },
+      (error: unknown) => {
+        for (const i of waiting) (items[i] as QueuedWrite).reject(error)
+      },
+    )
   }
-  const write = <T>(run: () => T): Promise<T> =>
+  const write = <T>(run: () => T, onDiskFirst?: (value: T) => boolean): Promise<T> =>
     new Promise<T>((resolve, reject) => {
-      queue.push({ run, resolve: resolve as (value: unknown) => void, reject })
+      queue.push({
+        run,
+        onDiskFirst: onDiskFirst as ((value: unknown) => boolean) | undefined,
+        resolve: resolve as (value: unknown) => void,
+        reject,
+      })
       if (!scheduled) {
         scheduled = true
         setImmediate(flush)

@@ -93,7 +93,12 @@ export function openSqliteLedgerStore(c: SqliteConnection): DemoLedgerStore {
     get: (kind, ref) => c.read(() => tx.readDoc(kind, ref)),
     list: (kind) => c.read(() => (tx.q.list.all(kind) as { doc: string }[]).map((r) => JSON.parse(r.doc) as Doc)),
     apply: <R>(key: string, kind: string, ref: string, mutate: LedgerMutation<R>, options?: ApplyOptions) =>
-      c.write(() => tx.apply(key, kind, ref, mutate as LedgerMutation<unknown>, options) as LedgerApplyResult<R>),
+      c.write(
+        () => tx.apply(key, kind, ref, mutate as LedgerMutation<unknown>, options) as LedgerApplyResult<R>,
+        // Answered at its COMMIT: the demo ledger's only caller, the provider's rules, records the outcome next (a
+        // finish that waits for the WAL sync, which covers this commit) before answering; reads wait for it too.
+        () => false,
+      ),
     lookup: <R>(key: string) => c.read(() => tx.readOutcome(key) as R | undefined),
     rewrite: <R>(key: string, kind: string, ref: string, mutate: LedgerMutation<R>) =>
       c.write(() => tx.rewrite(key, kind, ref, mutate as LedgerMutation<unknown>) as R | undefined),

@@ -4,6 +4,7 @@ import { attachLedgerStore } from './ledger-store.js'
 import {
   openSqliteConnection,
   type SqliteConnection,
+  type SqliteConnectionHooks,
   type SqliteDurability,
   type SqliteSettings,
 } from './sqlite-connection.js'
@@ -46,8 +47,13 @@ export interface SqliteStore extends Store {
 }
 
 /** Opens (creating if needed) a SQLite store at file. RangeError for an unknown durability. */
-export function openSqliteStore(file: string, options: SqliteStoreOptions = {}): SqliteStore {
-  const connection = openSqliteConnection(file, options.durability ?? 'power-loss', SCHEMA)
+export function openSqliteStore(
+  file: string,
+  options: SqliteStoreOptions = {},
+  /** Internal seam for tests: the WAL sync. */
+  hooks: SqliteConnectionHooks = {},
+): SqliteStore {
+  const connection = openSqliteConnection(file, options.durability ?? 'power-loss', SCHEMA, hooks)
   const store = keysStore(connection, keyTransactions(connection.db, prepareKeyStatements(connection.db)))
   attachLedgerStore(store, () => openSqliteLedgerStore(connection))
   return store
@@ -133,7 +139,16 @@ function keysStore(c: SqliteConnection, tx: ReturnType<typeof keyTransactions>):
   return {
     kind: 'sqlite',
     settings: c.settings,
-    claim: (r) => c.write(() => tx.claim(r)),
+    // A won claim is answered at its COMMIT, not after the WAL sync: the claimant always ends it with a write that
+    // waits for the disk (finish, release or abandon) before anything is answered, and that sync covers the claim
+    // (the WAL is one sequence); reads wait for it as well. A power loss before then loses a claim no answer
+    // reflected — a retry claims afresh and the keyed billing replays. A claim that found a row ('exists') is
+    // answered from that row, so it waits for the disk as before.
+    claim: (r) =>
+      c.write(
+        () => tx.claim(r),
+        (result) => result.kind === 'exists',
+      ),
     finish: (key, owner, o, refund, nowMs) => c.write(() => tx.finish(key, owner, o, refund, nowMs)),
     // A single statement is atomic on its own; inside a batch it needs no savepoint of its own.
     abandon: (key, owner) => c.write(() => void q.abandon.run(key, owner)),
