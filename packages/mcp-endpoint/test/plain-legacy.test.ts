@@ -29,7 +29,16 @@ const paramsVariants: unknown[] = [
   { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: '1' }, _meta: modernMeta },
 ]
 const ids: unknown[] = ['absent', 1, 0, -1, 1.5, 'a', '', null, true, {}, []]
-const methods: unknown[] = ['absent', 'tools/call', 'initialize', 'notifications/initialized', 'ping', 'server/discover', 7, '']
+const methods: unknown[] = [
+  'absent',
+  'tools/call',
+  'initialize',
+  'notifications/initialized',
+  'ping',
+  'server/discover',
+  7,
+  '',
+]
 const extras: Record<string, unknown>[] = [{}, { result: {} }, { error: { code: 1, message: 'm' } }, { jsonrpc: '1.0' }]
 const headers: (string | undefined)[] = [
   undefined,
@@ -57,7 +66,14 @@ function* corpus(): Generator<{ body: unknown; header: string | undefined }> {
             if (params !== undefined) body.params = params
             yield { body, header }
           }
-  for (const body of [null, 1, 'x', [], [{ jsonrpc: '2.0', method: 'ping', id: 1 }], { jsonrpc: '2.0', id: 1, result: {} }])
+  for (const body of [
+    null,
+    1,
+    'x',
+    [],
+    [{ jsonrpc: '2.0', method: 'ping', id: 1 }],
+    { jsonrpc: '2.0', id: 1, result: {} },
+  ])
     for (const header of headers) yield { body, header }
 }
 

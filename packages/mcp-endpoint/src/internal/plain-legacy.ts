@@ -15,7 +15,10 @@ const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typ
 /** true only when the SDK's classifier would route this POST to the 2025-era leg; false means "ask the classifier". */
 export function isPlainLegacy(message: unknown, protocolVersionHeader: string | undefined): boolean {
   if (!isObject(message)) return false
-  if (protocolVersionHeader !== undefined && !(DATE.test(protocolVersionHeader) && protocolVersionHeader < FIRST_MODERN))
+  if (
+    protocolVersionHeader !== undefined &&
+    !(DATE.test(protocolVersionHeader) && protocolVersionHeader < FIRST_MODERN)
+  )
     return false
   const params = message.params
   if (isObject(params) && isObject(params._meta) && PROTOCOL_VERSION_META_KEY in params._meta) return false
