@@ -5,6 +5,7 @@ import { probeRedis, type RedisProbe } from '@tollgate/test-support'
 import {
   type BudgetStore,
   FairBudget,
+  type ManualClock,
   MemoryBudgetStore,
   manualClock,
   NaiveBucket,
@@ -41,6 +42,8 @@ const stores: Array<{ name: string; make: () => BudgetStore; skip: () => string 
 
 for (const s of stores) {
   describe(`budget arithmetic on the ${s.name}`, () => {
+    const naiveBucket = (capacity: number, refillPerSecond: number, clock: ManualClock) =>
+      new NaiveBucket({ capacity, refillPerSecond, clock: clock.now, store: s.make(), key: `k${keySeq++}` })
     const fair = (callers: string[], clock = manualClock()) => ({
       clock,
       budget: new FairBudget({
@@ -56,13 +59,7 @@ for (const s of stores) {
     test('naive bucket: greedy takes 60 of 1000 and the quiet caller then gets 0', async (t) => {
       if (s.skip()) return t.skip(s.skip())
       const clock = manualClock()
-      const naive = new NaiveBucket({
-        capacity: 60,
-        refillPerSecond: 60,
-        clock: clock.now,
-        store: s.make(),
-        key: `k${keySeq++}`,
-      })
+      const naive = naiveBucket(60, 60, clock)
       assert.equal(await drain(naive, 'agent-alpha', 1000), 60)
       assert.equal(await drain(naive, 'agent-beta', 60), 0)
     })
@@ -168,13 +165,7 @@ for (const s of stores) {
       // of 0.5, shown as 0, and the full spare.
       clock.advance(0.1)
       assert.deepEqual((await budget.request('agent-alpha')).left, { reserve: 0, spare: 30 })
-      const naive = new NaiveBucket({
-        capacity: 3,
-        refillPerSecond: 1,
-        clock: clock.now,
-        store: s.make(),
-        key: `k${keySeq++}`,
-      })
+      const naive = naiveBucket(3, 1, clock)
       const naiveLefts = []
       for (let i = 0; i < 4; i++) naiveLefts.push((await naive.request('x')).left)
       assert.deepEqual(naiveLefts, [{ bucket: 2 }, { bucket: 1 }, { bucket: 0 }, { bucket: 0 }])
