@@ -12,7 +12,7 @@ import { type HostAllowList, hostGuard, loopbackAllowList } from './host-allow-l
 import { jsonRpcError, send } from './internal/answers.js'
 import { isPlainLegacy } from './internal/plain-legacy.js'
 import type { Caller, LegacySessions } from './legacy-sessions.js'
-import { modernToolCall } from './tool-call.js'
+import { modernToolCall, type PlainToolCall } from './tool-call.js'
 
 /** How many distinct `_meta` objects the door remembers the SDK classified as modern (see `classify`). */
 export const MODERN_META_VERDICTS = 64
@@ -37,6 +37,8 @@ export interface AdmittedMessage {
   raw: Buffer
   /** The one parse of `raw` (strict: no duplicate names, bounded depth; integers only when configured). */
   message: unknown
+  /** `message` as a plain 2026-07-28 tools/call (modernToolCall, recognised once by the door), else undefined. */
+  plainCall: PlainToolCall | undefined
   caller: Caller
 }
 
@@ -200,7 +202,7 @@ export function createMcpEndpoint(options: EndpointOptions): McpEndpoint {
     if (outcome.kind === 'legacy') return options.legacy.handle(req, res, message, who)
     if (who.authInfo !== undefined) (req as IncomingMessage & { auth?: AuthInfo }).auth = who.authInfo
     if (outcome.kind === 'modern' && options.fastPath !== undefined) {
-      const answered = await options.fastPath({ req, raw, message, caller: who }, res)
+      const answered = await options.fastPath({ req, raw, message, plainCall, caller: who }, res)
       emit({ kind: 'fast-path', answered })
       if (answered) {
         fastPathAnswered++

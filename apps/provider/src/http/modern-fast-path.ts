@@ -9,7 +9,6 @@ import {
   type AdmittedMessage,
   legacyToolCall,
   modernResultTail,
-  modernToolCall,
   openResultJson,
   writeToolResult,
 } from '@tollgate/mcp-endpoint'
@@ -22,8 +21,7 @@ type Plain = Record<string, unknown>
 
 export function createModernFastPath(ctx: ServerContext) {
   const byName = new Map<string, ToolEntry>(ctx.tools.map((t) => [t.tool.name, t]))
-  return async ({ req, message }: AdmittedMessage, res: ServerResponse): Promise<boolean> => {
-    const call = modernToolCall(message, req.headers)
+  return async ({ plainCall: call }: AdmittedMessage, res: ServerResponse): Promise<boolean> => {
     const entry = call === undefined ? undefined : byName.get(call.name)
     if (call === undefined || entry === undefined) return false
     const result = await callValidated(ctx, entry, call.name, call.args, call.meta)

@@ -14,7 +14,6 @@ import {
   type Caller,
   legacyToolCall,
   modernResultTail,
-  modernToolCall,
   openResultJson,
   type PlainToolCall,
   writeToolResult,
@@ -129,8 +128,7 @@ export function createFastCalls(options: {
   }
 
   return {
-    async modern({ req, message, caller }, res) {
-      const call = modernToolCall(message, req.headers)
+    async modern({ message, plainCall: call, caller }, res) {
       if (call === undefined) return false
       // The same turn-taking as the SDK leg (createGate wraps that one): a tool call waits for its caller's turn.
       const sub = caller.authInfo?.clientId
