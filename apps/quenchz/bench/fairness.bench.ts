@@ -13,7 +13,14 @@ import { availableParallelism, loadavg, setPriority } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { sharedDir } from '@tollgate/test-support'
-import { type BenchServer, median, percentile, spawnBenchProcess, spawnServer } from './support/spawn-server.js'
+import {
+  type BenchServer,
+  hasTaskset,
+  median,
+  percentile,
+  spawnBenchProcess,
+  spawnServer,
+} from './support/spawn-server.js'
 
 const GREEDY_IN_FLIGHT = 16
 const QUIET_PER_SECOND = 5
@@ -152,18 +159,20 @@ const load = () =>
     .map((x) => x.toFixed(2))
     .join(' ')
 const loadBefore = load()
-const fair = await spawnServer('quenchz', history, SERVER_CORE)
-const unfair = await spawnServer('quenchz-unscheduled', history, SERVER_CORE)
 console.log(
-  `fairness.bench: perCaller ${process.env.BENCH_PER_CALLER ?? 'default'}; quiet caller ${QUIET_PER_SECOND} calls/s × ${QUIET_CALLS}, greedy caller ${GREEDY_IN_FLIGHT} in flight at niceness ${GREEDY_NICE}, USD one-month rates.window, ${ROUNDS} rounds; server, greedy caller and quiet caller in their own processes${fair.pinned ? `, the server pinned to core ${SERVER_CORE}, the callers to core ${CLIENT_CORE}` : ''}`,
+  `fairness.bench: perCaller ${process.env.BENCH_PER_CALLER ?? 'default'}; quiet caller ${QUIET_PER_SECOND} calls/s × ${QUIET_CALLS}, greedy caller ${GREEDY_IN_FLIGHT} in flight at niceness ${GREEDY_NICE}, USD one-month rates.window, ${ROUNDS} rounds; server, greedy caller and quiet caller in their own processes${process.env.BENCH_SERVER_NODE_FLAGS ? `, server node flags ${process.env.BENCH_SERVER_NODE_FLAGS}` : ''}${hasTaskset ? `, the server pinned to core ${SERVER_CORE}, the callers to core ${CLIENT_CORE}` : ''}; one server process at a time`,
 )
 const rows: Record<string, Measured[]> = { 'with the fair scheduler': [], 'without (contrast)': [] }
 for (let round = 0; round < ROUNDS; round++) {
-  for (const [label, server] of [
-    ['with the fair scheduler', fair],
-    ['without (contrast)', unfair],
+  // One server process at a time, started afresh: an idle second server on core 0 would still wake up there (its
+  // 1 ms event-loop delay timer) and preempt the measured one and its GC threads.
+  for (const [label, kind] of [
+    ['with the fair scheduler', 'quenchz'],
+    ['without (contrast)', 'quenchz-unscheduled'],
   ] as const) {
+    const server = await spawnServer(kind, history, SERVER_CORE)
     ;(rows[label] as Measured[]).push(await measure(server))
+    await server.stop()
   }
 }
 const p99 = (xs: number[]) => percentile(xs, 99)
@@ -200,5 +209,3 @@ for (const [label, rounds] of Object.entries(rows)) {
   )
 }
 console.log(`  load average (1, 5, 15 min) before: ${loadBefore}, after: ${load()}`)
-await fair.stop()
-await unfair.stop()

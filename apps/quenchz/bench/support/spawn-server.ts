@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url'
 const SERVE = fileURLToPath(new URL('./serve.ts', import.meta.url))
 const TICKS_PER_SECOND = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100
 // BENCH_PIN=0 leaves every bench process to the OS scheduler (on a machine shared with other work, pinning can hurt).
-const hasTaskset = process.env.BENCH_PIN !== '0' && spawnSync('taskset', ['--version']).status === 0
+export const hasTaskset = process.env.BENCH_PIN !== '0' && spawnSync('taskset', ['--version']).status === 0
 
 export interface BenchServer {
   url: string
@@ -33,8 +33,13 @@ export interface BenchProcess {
 }
 
 /** Runs a TypeScript script of the benches in its own node process, pinned to `core` when taskset exists. */
-export function spawnBenchProcess(script: string, args: readonly string[], core: number): BenchProcess {
-  const node = [process.execPath, '--conditions=@tollgate/source', '--import', 'tsx', script, ...args]
+export function spawnBenchProcess(
+  script: string,
+  args: readonly string[],
+  core: number,
+  nodeFlags: readonly string[] = [],
+): BenchProcess {
+  const node = [process.execPath, ...nodeFlags, '--conditions=@tollgate/source', '--import', 'tsx', script, ...args]
   const argv = hasTaskset ? ['taskset', '-c', String(core), ...node] : node
   const child: ChildProcess = spawn(argv[0] as string, argv.slice(1), { stdio: ['pipe', 'pipe', 'inherit'] })
   const lines: string[] = []
@@ -88,7 +93,9 @@ export function spawnBenchProcess(script: string, args: readonly string[], core:
 }
 
 export async function spawnServer(kind: string, history: string, core = 0): Promise<BenchServer> {
-  const server = spawnBenchProcess(SERVE, [kind, history], core)
+  // BENCH_SERVER_NODE_FLAGS: node/V8 flags for the server process only (e.g. to try a GC setting), space-separated.
+  const flags = (process.env.BENCH_SERVER_NODE_FLAGS ?? '').split(' ').filter((f) => f !== '')
+  const server = spawnBenchProcess(SERVE, [kind, history], core, flags)
   // The first line is {url, tokens}; later ones answer SIGUSR2.
   const { url, tokens } = JSON.parse(await server.nextLine()) as { url: string; tokens: Record<string, string> }
   return {
