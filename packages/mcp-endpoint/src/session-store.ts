@@ -18,7 +18,11 @@ export interface SessionCaps {
 export interface SessionStore {
   /** Records a new session seen at `nowMs`; false (nothing recorded) when `maxSessions` live ones are open. */
   open(key: string, owner: string, nowMs: number, caps: SessionCaps): Promise<boolean>
-  /** true when the session is open and was seen within `idleMs`; marks it seen at `nowMs`. */
+  /**
+   * true when the session is open and was seen within `idleMs`; marks it seen at `nowMs`. A store may skip that write
+   * when it recorded the session a small fraction of `idleMs` ago (PgSessionStore: 1/64): the session may then expire
+   * up to that much early, never late.
+   */
   touch(key: string, nowMs: number, idleMs: number): Promise<boolean>
   /** Closes the session; true when it was open (and not idle-expired). */
   close(key: string, nowMs: number, idleMs: number): Promise<boolean>
