@@ -2,7 +2,9 @@
 // when it exists.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
+import { basename, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { buildSync } from 'esbuild'
 
 const SERVE = fileURLToPath(new URL('./serve.ts', import.meta.url))
 const TICKS_PER_SECOND = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100
@@ -32,14 +34,42 @@ export interface BenchProcess {
   stop(): Promise<void>
 }
 
-/** Runs a TypeScript script of the benches in its own node process, pinned to `core` when taskset exists. */
+const BUILD_DIR = fileURLToPath(new URL('../.build/', import.meta.url))
+
+/**
+ * A bench script and this repository's own sources it imports, bundled into one plain JavaScript file (third-party
+ * packages stay imports), so that its process runs on plain node: under tsx, a module-loader thread with its own V8
+ * heap lives beside the main one, and its periodic memory-reducing mark-compacts (13–20 ms) ran on the process's one
+ * pinned core and stopped the server's event loop for as long — the longest stalls of the server under load.
+ */
+function bundled(script: string): string {
+  const outfile = join(BUILD_DIR, basename(script).replace(/\.ts$/, '.mjs'))
+  buildSync({
+    entryPoints: [script],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'esm',
+    conditions: ['@tollgate/source'],
+    // Only npm packages stay imports (resolved from this package's node_modules); @tollgate/* sources are bundled.
+    external: ['@modelcontextprotocol/*', 'jose', 'pino', 'better-sqlite3', 'ioredis', 'ajv', 'ajv/*', 'yauzl', 'zod'],
+    logLevel: 'warning',
+  })
+  return outfile
+}
+
+/**
+ * Runs a TypeScript script of the benches in its own node process (bundled first, see bundled()), pinned to `core`
+ * when taskset exists.
+ */
 export function spawnBenchProcess(
   script: string,
   args: readonly string[],
   core: number,
   nodeFlags: readonly string[] = [],
 ): BenchProcess {
-  const node = [process.execPath, ...nodeFlags, '--conditions=@tollgate/source', '--import', 'tsx', script, ...args]
+  const node = [process.execPath, ...nodeFlags, bundled(script), ...args]
   const argv = hasTaskset ? ['taskset', '-c', String(core), ...node] : node
   const child: ChildProcess = spawn(argv[0] as string, argv.slice(1), { stdio: ['pipe', 'pipe', 'inherit'] })
   const lines: string[] = []
