@@ -141,6 +141,18 @@ interface SeenCall {
 
 const latest = (calls: readonly { nowMs: number }[]) => Math.max(...calls.map((c) => c.nowMs))
 
+/**
+ * A group commit of one kind of session call (open, touch, close): `run` decides a batch, answering undefined for a
+ * call it leaves to be decided alone; calls for one key never share a statement.
+ */
+const batchedByKey = <C extends { key: string }>(run: (calls: readonly C[]) => Promise<(boolean | undefined)[]>) =>
+  statementBatcher<C, boolean>({
+    runBatch: run,
+    runOne: async (call) => (await run([call]))[0] === true,
+    rowOf: (c) => c.key,
+    maxInFlight: BATCHES_IN_FLIGHT,
+  })
+
 export class PgSessionStore implements SessionStore {
   readonly #pool: pg.Pool
   readonly #open: (call: OpenCall) => Promise<boolean>
@@ -176,12 +188,7 @@ export class PgSessionStore implements SessionStore {
       let i = 0
       return calls.map((c) => (same(c) ? opened[i++] === true : undefined))
     }
-    this.#open = statementBatcher<OpenCall, boolean>({
-      runBatch: opens,
-      runOne: async (call) => (await opens([call]))[0] === true,
-      rowOf: (c) => c.key,
-      maxInFlight: BATCHES_IN_FLIGHT,
-    })
+    this.#open = batchedByKey(opens)
     const touches = async (calls: readonly SeenCall[]) => {
       // Calls with another idle timeout are decided alone.
       const idleMs = (calls[0] as SeenCall).idleMs
@@ -194,12 +201,7 @@ export class PgSessionStore implements SessionStore {
       const seen = new Set(r.rows.map((row) => row.key))
       return calls.map((c) => (c.idleMs === idleMs ? seen.has(c.key) : undefined))
     }
-    this.#touch = statementBatcher<SeenCall, boolean>({
-      runBatch: touches,
-      runOne: async (call) => (await touches([call]))[0] === true,
-      rowOf: (c) => c.key,
-      maxInFlight: BATCHES_IN_FLIGHT,
-    })
+    this.#touch = batchedByKey(touches)
     // A synchronous commit (the server's synchronous_commit): see the top of this file. One flush per batch.
     const closes = async (calls: readonly SeenCall[]) => {
       const r = await pool.query<{ key: string; last_seen: string }>({
@@ -213,12 +215,7 @@ export class PgSessionStore implements SessionStore {
         return lastSeen !== undefined && lastSeen > c.nowMs - c.idleMs
       })
     }
-    this.#close = statementBatcher<SeenCall, boolean>({
-      runBatch: closes,
-      runOne: async (call) => (await closes([call]))[0] === true,
-      rowOf: (c) => c.key,
-      maxInFlight: BATCHES_IN_FLIGHT,
-    })
+    this.#close = batchedByKey(closes)
   }
 
   static async open(options: PgSessionStoreOptions): Promise<PgSessionStore> {
