@@ -35,6 +35,8 @@ export interface BenchProcess {
 }
 
 const BUILD_DIR = fileURLToPath(new URL('../.build/', import.meta.url))
+/** Scripts bundled by this run (each once: every round starts its processes from the same bundle). */
+const bundles = new Map<string, string>()
 
 /**
  * A bench script and this repository's own sources it imports, bundled into one plain JavaScript file (third-party
@@ -43,6 +45,8 @@ const BUILD_DIR = fileURLToPath(new URL('../.build/', import.meta.url))
  * pinned core and stopped the server's event loop for as long — the longest stalls of the server under load.
  */
 function bundled(script: string): string {
+  const done = bundles.get(script)
+  if (done !== undefined) return done
   const outfile = join(BUILD_DIR, basename(script).replace(/\.ts$/, '.mjs'))
   buildSync({
     entryPoints: [script],
@@ -56,6 +60,7 @@ function bundled(script: string): string {
     external: ['@modelcontextprotocol/*', 'jose', 'pino', 'better-sqlite3', 'ioredis', 'ajv', 'ajv/*', 'yauzl', 'zod'],
     logLevel: 'warning',
   })
+  bundles.set(script, outfile)
   return outfile
 }
 
