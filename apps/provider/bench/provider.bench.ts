@@ -9,6 +9,7 @@ import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { signHeaders } from '@tollgate/signing'
+import { benchBundle } from '../../../scripts/bench-bundle.mjs'
 import type { LoadResult, LoadSpec } from './load-process.js'
 
 const SECRET = 'srmps_bench_0123456789abcdef0123456789abcdef'
@@ -35,11 +36,9 @@ async function startServer(kind: Kind): Promise<{ url: string; child: ChildProce
     ...(process.env.BENCH_PROF === kind
       ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROF_DIR ?? join(tmpdir(), 'tollgate-provider-prof')]
       : []),
-    // The servers run the built packages (dist/, as an installed provider does; the bench script builds first):
-    // tsx's transpile of the sources adds a __name() call per function created, a few % of a REST read.
-    '--import',
-    'tsx',
-    'bench/servers.ts',
+    // The servers run the built packages (dist/, as an installed provider does; the bench script builds first), and
+    // servers.ts itself compiled, on plain node: no tsx loader thread in a measured process (scripts/bench-bundle.mjs).
+    benchBundle(join(APP, 'bench/servers.ts')),
     ...(kind === 'provider'
       ? ['provider', 'power-loss']
       : kind === 'provider-pc'
@@ -424,7 +423,7 @@ type RestLeg = { label: string; kind: Kind } & (
 /** One leg's round in the autocannon process (pinned off the servers' core, like this process). */
 async function runLoadProcess(spec: LoadSpec): Promise<Result> {
   // A child inherits this process's affinity: it runs off the servers' core.
-  const argv = ['--conditions=@tollgate/source', '--import', 'tsx', 'bench/load-process.ts', JSON.stringify(spec)]
+  const argv = [benchBundle(join(APP, 'bench/load-process.ts')), JSON.stringify(spec)]
   const child = spawn(process.execPath, argv, { cwd: APP, stdio: ['ignore', 'pipe', 'inherit'] })
   let out = ''
   child.stdout?.on('data', (d: Buffer) => {

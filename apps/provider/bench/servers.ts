@@ -3,7 +3,7 @@
 // README shows: createMcpHandler, a new McpServer with one no-op tool per request), 'v1-sessionful' (the official SDK
 // v1's own sessionful server, the 2025-era peer a user would pick) and 'raw' (node:http that only
 // verifies the HMAC: the floor). Prints "READY <url>" and serves until killed. The provider is imported from dist/
-// (the built package, what an installed provider runs), not through tsx from src/.
+// (the built package, what an installed provider runs), and this file runs compiled, on plain node (no tsx).
 import { randomUUID } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
@@ -18,11 +18,12 @@ import { pino } from 'pino'
 import type { startProvider as StartProvider } from '../dist/index.js'
 
 // BENCH_PROVIDER_DIST: another build's dist/ (the bench's provider-pg-base, an earlier build for a same-run comparison).
-const { startProvider } = (await import(
+// A computed specifier, so that the bench bundler (scripts/bench-bundle.mjs) leaves the provider an import of dist/.
+const providerEntry =
   process.env.BENCH_PROVIDER_DIST === undefined
-    ? '../dist/index.js'
+    ? new URL('../dist/index.js', import.meta.url).href
     : new URL(`${process.env.BENCH_PROVIDER_DIST.replace(/\/?$/, '/')}index.js`, `file://${process.cwd()}/`).href
-)) as { startProvider: typeof StartProvider }
+const { startProvider } = (await import(providerEntry)) as { startProvider: typeof StartProvider }
 
 export const BENCH_SECRET = 'srmps_bench_0123456789abcdef0123456789abcdef'
 const kind = process.argv[2]

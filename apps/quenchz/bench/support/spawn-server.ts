@@ -2,9 +2,8 @@
 // when it exists.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
-import { basename, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { buildSync } from 'esbuild'
+import { benchBundle } from '../../../../scripts/bench-bundle.mjs'
 
 const SERVE = fileURLToPath(new URL('./serve.ts', import.meta.url))
 const TICKS_PER_SECOND = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100
@@ -34,35 +33,15 @@ export interface BenchProcess {
   stop(): Promise<void>
 }
 
-const BUILD_DIR = fileURLToPath(new URL('../.build/', import.meta.url))
-/** Scripts bundled by this run (each once: every round starts its processes from the same bundle). */
-const bundles = new Map<string, string>()
-
 /**
- * A bench script and this repository's own sources it imports, bundled into one plain JavaScript file (third-party
- * packages stay imports), so that its process runs on plain node: under tsx, a module-loader thread with its own V8
- * heap lives beside the main one, and its periodic memory-reducing mark-compacts (13–20 ms) ran on the process's one
- * pinned core and stopped the server's event loop for as long — the longest stalls of the server under load.
+ * A bench script and this repository's own sources it imports, compiled into one plain JavaScript file (third-party
+ * packages stay imports), so that its process runs on plain node, not under tsx (scripts/bench-bundle.mjs says why).
  */
-function bundled(script: string): string {
-  const done = bundles.get(script)
-  if (done !== undefined) return done
-  const outfile = join(BUILD_DIR, basename(script).replace(/\.ts$/, '.mjs'))
-  buildSync({
-    entryPoints: [script],
-    outfile,
-    bundle: true,
-    platform: 'node',
-    target: 'node20',
-    format: 'esm',
-    conditions: ['@tollgate/source'],
+const bundled = (script: string): string =>
+  benchBundle(script, {
     // Only npm packages stay imports (resolved from this package's node_modules); @tollgate/* sources are bundled.
     external: ['@modelcontextprotocol/*', 'jose', 'pino', 'better-sqlite3', 'ioredis', 'ajv', 'ajv/*', 'yauzl', 'zod'],
-    logLevel: 'warning',
   })
-  bundles.set(script, outfile)
-  return outfile
-}
 
 /**
  * Runs a TypeScript script of the benches in its own node process (bundled first, see bundled()), pinned to `core`
