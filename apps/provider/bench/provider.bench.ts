@@ -10,7 +10,6 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { signHeaders } from '@tollgate/signing'
 import { benchBundle } from '../../../scripts/bench-bundle.mjs'
-import { type PrivatePostgres, privatePostgresUnavailable, startPrivatePostgres } from '../test/private-postgres.js'
 import type { LoadResult, LoadSpec } from './load-process.js'
 
 const SECRET = 'srmps_bench_0123456789abcdef0123456789abcdef'
@@ -23,20 +22,14 @@ const WARMUP = 300
 const APP = fileURLToPath(new URL('..', import.meta.url))
 
 // The provider runs on SQLite synchronous=FULL (power-loss, the default) and NORMAL (process-crash), and on
-// PostgreSQL (provider-pg; see PG_URL below). BENCH_PG_BASE_DIST=<a copy of an
+// PostgreSQL (provider-pg) when BENCH_PG_URL (default the tests' database) answers. BENCH_PG_BASE_DIST=<a copy of an
 // earlier build's dist/, inside this package so its imports resolve> adds provider-pg-base: that build on PostgreSQL,
 // alternated with the others in the same rounds (a before/after comparison on the same minutes of the machine).
 type Kind = 'provider' | 'provider-pc' | 'provider-pg' | 'provider-pg-base' | 'bare' | 'v1' | 'raw'
 const PROVIDER_KINDS = ['provider', 'provider-pc', 'provider-pg', 'provider-pg-base'] as const
 const PG_BASE_DIST = process.env.BENCH_PG_BASE_DIST
 const isProvider = (k: Kind) => (PROVIDER_KINDS as readonly Kind[]).includes(k)
-// PostgreSQL for provider-pg: by default a private cluster (initdb in a temporary directory, PostgreSQL's default
-// settings) whose processes are pinned to the load client's cores, off the servers' core — as a database on a host
-// of its own would be, and untouched by whatever the tests left in the shared database. BENCH_PG_URL=<url> (e.g. the
-// tests' postgres://postgres@127.0.0.1:5432/test) uses that database instead, its processes wherever the OS puts
-// them — the servers' core included. With no private cluster possible, the tests' database.
-const TESTS_PG_URL = 'postgres://postgres@127.0.0.1:5432/test'
-let PG_URL = process.env.BENCH_PG_URL ?? TESTS_PG_URL
+const PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 
 async function startServer(kind: Kind): Promise<{ url: string; child: ChildProcess }> {
   const args = [
@@ -78,8 +71,10 @@ const HAS_TASKSET = spawnSync('taskset', ['-c', '0', 'true']).status === 0
 function pinnedToOneCore(command: string, args: string[]): [string, string[]] {
   return HAS_TASKSET ? ['taskset', ['-c', SERVER_CORE, command, ...args]] : [command, args]
 }
-const CLIENT_CORES = cpus().length > 2 ? `0-${cpus().length - 2}` : '0'
-if (HAS_TASKSET && cpus().length > 1) spawnSync('taskset', ['-pc', CLIENT_CORES, String(process.pid)])
+if (HAS_TASKSET && cpus().length > 1) {
+  const others = cpus().length > 2 ? `0-${cpus().length - 2}` : '0'
+  spawnSync('taskset', ['-pc', others, String(process.pid)])
+}
 
 /** PostgreSQL reachable at PG_URL? (The provider-pg leg runs only then.) */
 async function postgresAnswers(): Promise<boolean> {
@@ -257,22 +252,6 @@ const scenarios = [
 // figures taken in the same minutes of a shared machine.
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
 const KINDS: Kind[] = ['raw', 'bare', 'v1', 'provider', 'provider-pc']
-let privatePg: PrivatePostgres | undefined
-if (
-  process.env.BENCH_PG !== '0' &&
-  process.env.BENCH_PG_URL === undefined &&
-  privatePostgresUnavailable === undefined
-) {
-  privatePg = await startPrivatePostgres({
-    port: 21_000 + (process.pid % 20_000),
-    launcher: HAS_TASKSET && cpus().length > 1 ? ['taskset', '-c', CLIENT_CORES] : [],
-  })
-  PG_URL = privatePg.url
-}
-const PG_WHERE =
-  privatePg !== undefined
-    ? `a private cluster${HAS_TASKSET && cpus().length > 1 ? ` pinned to core ${CLIENT_CORES} (the load client's)` : ''}`
-    : `${PG_URL.replace(/\/\/[^@]*@/, '//')}, not pinned`
 if (process.env.BENCH_PG !== '0' && (await postgresAnswers())) {
   KINDS.push('provider-pg')
   if (PG_BASE_DIST !== undefined) KINDS.push('provider-pg-base')
@@ -331,7 +310,6 @@ try {
     child.kill('SIGINT')
     await new Promise((r) => child.once('exit', r))
   }
-  await privatePg?.stop()
 }
 
 /** Per provider kind: the median over rounds of (provider ÷ baseline in the same round), and ×bare's range. */
@@ -358,7 +336,6 @@ console.log(
   'provider = SQLite durability power-loss (default); provider-pc = process-crash; provider-pg = PostgreSQL (synchronous_commit as the server has it for the finish; claims and ledger writes do not wait for the flush)',
 )
 console.log(`servers ${HAS_TASKSET ? `pinned to core ${SERVER_CORE} (taskset)` : 'not pinned (no taskset)'}`)
-if (KINDS.includes('provider-pg')) console.log(`PostgreSQL: ${PG_WHERE}`)
 console.log(
   "×peer, ×raw: median over rounds of the ratio within one round, [range over rounds] (figures: each server's median round); peer = bare SDK v2 (modern), SDK v1 sessionful server (legacy)",
 )
