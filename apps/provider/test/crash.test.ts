@@ -2,59 +2,24 @@
 // and before the server recorded the outcome; a restart on the same database and a retry with the same key finish
 // the operation from billing.lookup(key), and the ledger holds exactly one refund.
 import assert from 'node:assert/strict'
-import { type ChildProcess, spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { fileURLToPath } from 'node:url'
+import { runFakemerchant } from './fakemerchant-process.js'
 import { attempt, type CallResult, newKey, SECRET } from './helpers.js'
 
-const APP = fileURLToPath(new URL('..', import.meta.url))
 const HOOK = 'TOLLGATE_PROVIDER_TEST_HANG_AFTER_REFUND'
 
-interface Running {
-  child: ChildProcess
-  url: string
-  stderr: () => string
-  exited: Promise<number | null>
-}
-
-async function spawnFakemerchant(db: string, env: Record<string, string>, durability: string): Promise<Running> {
-  const child = spawn(
-    process.execPath,
-    [
-      '--conditions=@tollgate/source',
-      '--import',
-      'tsx',
-      'src/fakemerchant.ts',
-      '--port',
-      '0',
-      '--db',
-      db,
-      '--lease-ms',
-      '200',
-      '--durability',
-      durability,
-    ],
-    { cwd: APP, env: { ...process.env, SIGNING_SECRET: SECRET, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
-  )
-  let out = ''
-  let err = ''
-  child.stderr?.on('data', (d: Buffer) => {
-    err += d.toString()
+async function spawnFakemerchant(db: string, env: Record<string, string>, durability: string) {
+  const run = runFakemerchant(['--port', '0', '--db', db, '--lease-ms', '200', '--durability', durability], {
+    ...process.env,
+    SIGNING_SECRET: SECRET,
+    ...env,
   })
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout?.on('data', (d: Buffer) => {
-      out += d.toString()
-      const m = /serving (http:\/\/\S+)/.exec(out)
-      if (m?.[1] !== undefined) resolve(m[1])
-    })
-    void exited.then((code) => reject(new Error(`fakemerchant exited ${code}: ${err}`)))
-  })
-  return { child, url, stderr: () => err, exited }
+  return { ...run, url: await run.serving() }
 }
 
 const args = (key: string) => ({
@@ -124,20 +89,9 @@ for (const durability of ['power-loss', 'process-crash']) {
 test('fakemerchant without SIGNING_SECRET refuses to start and says how to set one', async () => {
   const env = { ...process.env }
   delete env.SIGNING_SECRET
-  const child = spawn(
-    process.execPath,
-    ['--conditions=@tollgate/source', '--import', 'tsx', 'src/fakemerchant.ts', '--port', '0'],
-    {
-      cwd: APP,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  )
-  let err = ''
-  child.stderr?.on('data', (d: Buffer) => {
-    err += d.toString()
-  })
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve))
+  const run = runFakemerchant(['--port', '0'], env)
+  const code = await run.exited
+  const err = run.stderr()
   assert.equal(code, 2)
   assert.match(err, /SIGNING_SECRET=srmps_/)
   assert.match(err, /npx fakemerchant/)
@@ -147,27 +101,9 @@ test('fakemerchant refuses an unknown --durability as a usage error naming the c
   const dir = mkdtempSync(join(tmpdir(), 'tollgate-durability-flag-'))
   t.after(() => rmSync(dir, { recursive: true, force: true }))
   const db = join(dir, 'f.sqlite')
-  const child = spawn(
-    process.execPath,
-    [
-      '--conditions=@tollgate/source',
-      '--import',
-      'tsx',
-      'src/fakemerchant.ts',
-      '--port',
-      '0',
-      '--db',
-      db,
-      '--durability',
-      'fast',
-    ],
-    { cwd: APP, env: { ...process.env, SIGNING_SECRET: SECRET }, stdio: ['ignore', 'pipe', 'pipe'] },
-  )
-  let err = ''
-  child.stderr?.on('data', (d: Buffer) => {
-    err += d.toString()
-  })
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve))
+  const run = runFakemerchant(['--port', '0', '--db', db, '--durability', 'fast'])
+  const code = await run.exited
+  const err = run.stderr()
   assert.equal(code, 2)
   assert.equal(err, 'fakemerchant: --durability must be power-loss or process-crash\nsee fakemerchant --help\n')
 })

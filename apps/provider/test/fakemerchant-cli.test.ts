@@ -2,13 +2,13 @@
 // (exit 2, `see fakemerchant --help`), a port in use said plainly with --port, a bad --db path said with why, and
 // the temporary folder of its default data removed when it exits, by SIGINT or SIGTERM too.
 import assert from 'node:assert/strict'
-import { type ChildProcess, spawn } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
+import { runFakemerchant } from './fakemerchant-process.js'
 import { SECRET } from './helpers.js'
 
 const APP = fileURLToPath(new URL('..', import.meta.url))
@@ -17,34 +17,9 @@ const ROOT_VERSION = (JSON.parse(readFileSync(join(APP, '..', '..', 'package.jso
 const scratch = mkdtempSync(join(tmpdir(), 'fakemerchant-cli-test-'))
 after(() => rmSync(scratch, { recursive: true, force: true }))
 
-interface Started {
-  child: ChildProcess
-  stdout: () => string
-  stderr: () => string
-  exited: Promise<number | null>
-}
-
 /** Runs `fakemerchant ...args` from sources with its own TMPDIR, so what it leaves behind can be counted. */
-function start(args: string[], tmp: string, env: Record<string, string> = { SIGNING_SECRET: SECRET }): Started {
-  const child = spawn(
-    process.execPath,
-    ['--conditions=@tollgate/source', '--import', 'tsx', 'src/fakemerchant.ts', ...args],
-    {
-      cwd: APP,
-      env: { ...process.env, ...env, TMPDIR: tmp },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  )
-  let out = ''
-  let err = ''
-  child.stdout?.setEncoding('utf8').on('data', (d: string) => {
-    out += d
-  })
-  child.stderr?.setEncoding('utf8').on('data', (d: string) => {
-    err += d
-  })
-  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)))
-  return { child, stdout: () => out, stderr: () => err, exited }
+function start(args: string[], tmp: string, env: Record<string, string> = { SIGNING_SECRET: SECRET }) {
+  return runFakemerchant(args, { ...process.env, ...env, TMPDIR: tmp })
 }
 
 function freshTmp(name: string): string {
@@ -145,13 +120,7 @@ describe('fakemerchant temporary data folder', () => {
     test(`is removed when fakemerchant stops on ${signal}`, async () => {
       const tmp = freshTmp(`signal-${signal}`)
       const run = start(['--port', '0'], tmp)
-      const data = await new Promise<string>((resolve, reject) => {
-        run.child.stdout?.on('data', () => {
-          const m = /\(data: (\S+)\)/.exec(run.stdout())
-          if (m?.[1] !== undefined) resolve(m[1])
-        })
-        void run.exited.then((code) => reject(new Error(`exited ${code}: ${run.stderr()}`)))
-      })
+      const [, data = ''] = await run.printed(/\(data: (\S+)\)/)
       assert.ok(data.startsWith(tmp), data)
       assert.ok(existsSync(data))
       run.child.kill(signal)

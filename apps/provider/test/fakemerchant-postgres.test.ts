@@ -2,14 +2,11 @@
 // demo there, across restarts; a bad value is a usage error naming the flag (exit 2); an unreachable database is a
 // one-line error naming the flag, and the URL's password never shows.
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import { after, describe, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { fileURLToPath } from 'node:url'
+import { runFakemerchant } from './fakemerchant-process.js'
 import { attempt, type CallResult, newKey, SECRET } from './helpers.js'
 import { dropSchemas, PG_URL, probePostgres, uniqueSchema } from './postgres.js'
-
-const APP = fileURLToPath(new URL('..', import.meta.url))
 
 interface Started {
   url: string
@@ -19,40 +16,23 @@ interface Started {
   stop(): Promise<void>
 }
 
-/** Starts fakemerchant; resolves when it serves (or rejects with its exit code and stderr). */
-function start(args: string[], env: Record<string, string> = {}): Promise<Started> {
-  const child = spawn(
-    process.execPath,
-    ['--conditions=@tollgate/source', '--import', 'tsx', 'src/fakemerchant.ts', '--port', '0', ...args],
-    { cwd: APP, env: { ...process.env, SIGNING_SECRET: SECRET, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
-  )
-  let out = ''
-  let err = ''
-  child.stderr?.on('data', (d: Buffer) => {
-    err += d.toString()
-  })
-  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve))
-  return new Promise((resolve, reject) => {
-    child.stdout?.on('data', (d: Buffer) => {
-      out += d.toString()
-      const m = /serving (http:\/\/\S+)/.exec(out)
-      if (m?.[1] !== undefined)
-        resolve({
-          url: m[1],
-          stdout: out,
-          stderr: () => err,
-          kill: async () => {
-            child.kill('SIGKILL')
-            await exited
-          },
-          stop: async () => {
-            child.kill('SIGTERM')
-            await exited
-          },
-        })
-    })
-    void exited.then((code) => reject(Object.assign(new Error(`exited ${code}`), { code, stderr: err, stdout: out })))
-  })
+/** Starts fakemerchant; resolves when it serves (or rejects with its exit code and output). */
+async function start(args: string[], env: Record<string, string> = {}): Promise<Started> {
+  const run = runFakemerchant(['--port', '0', ...args], { ...process.env, SIGNING_SECRET: SECRET, ...env })
+  const url = await run.serving()
+  return {
+    url,
+    stdout: run.stdout(),
+    stderr: run.stderr,
+    kill: async () => {
+      run.child.kill('SIGKILL')
+      await run.exited
+    },
+    stop: async () => {
+      run.child.kill('SIGTERM')
+      await run.exited
+    },
+  }
 }
 
 /** Runs fakemerchant expecting it to refuse to start: its exit code and output. */

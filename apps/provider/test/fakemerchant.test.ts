@@ -1,43 +1,20 @@
 // fakemerchant serves both bindings on one port and prints both base URLs; a refund over one binding is the same
 // operation over the other (a real process, real HTTP).
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import { fileURLToPath } from 'node:url'
-import { attempt, newKey, SECRET } from './helpers.js'
+import { runFakemerchant } from './fakemerchant-process.js'
+import { attempt, newKey } from './helpers.js'
 import { refundBody, rest } from './rest-helpers.js'
-
-const APP = fileURLToPath(new URL('..', import.meta.url))
 
 test('fakemerchant prints the MCP and REST base URLs and serves both from one store', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'tollgate-fakemerchant-'))
-  const child = spawn(
-    process.execPath,
-    [
-      '--conditions=@tollgate/source',
-      '--import',
-      'tsx',
-      'src/fakemerchant.ts',
-      '--port',
-      '0',
-      '--db',
-      join(dir, 'f.db'),
-    ],
-    { cwd: APP, env: { ...process.env, SIGNING_SECRET: SECRET }, stdio: ['ignore', 'pipe', 'pipe'] },
-  )
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+  const run = runFakemerchant(['--port', '0', '--db', join(dir, 'f.db')])
   try {
-    const out = await new Promise<string>((resolve, reject) => {
-      let text = ''
-      child.stdout?.on('data', (d: Buffer) => {
-        text += d.toString()
-        if (/REST at \S+/.test(text)) resolve(text)
-      })
-      void exited.then((code) => reject(new Error(`fakemerchant exited ${code}`)))
-    })
+    await run.printed(/REST at \S+/)
+    const out = run.stdout()
     const mcpUrl = /serving (http:\/\/127\.0\.0\.1:\d+\/mcp) /.exec(out)?.[1]
     const restUrl = /REST at (http:\/\/127\.0\.0\.1:\d+\/v1\/) \(base URL (http:\/\/127\.0\.0\.1:\d+)\)/.exec(out)
     assert.ok(mcpUrl !== undefined, out)
@@ -55,8 +32,8 @@ test('fakemerchant prints the MCP and REST base URLs and serves both from one st
     })
     assert.equal(overMcp.content[0]?.text, overRest.text)
   } finally {
-    child.kill('SIGTERM')
-    await exited
+    run.child.kill('SIGTERM')
+    await run.exited
     rmSync(dir, { recursive: true, force: true })
   }
 })
