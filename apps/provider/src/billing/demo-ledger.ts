@@ -52,6 +52,18 @@ type StoredOutcome = LookupOutcome & {
 // (_refunded_minor). Keeping the refunds inside the charge document made every refund re-read and rewrite a document
 // that grows with each refund (the bench's load pool reached tens of KiB per charge and most of a refund's CPU).
 const refundKind = (transactionRef: string) => `refund:${transactionRef}`
+
+/**
+ * A refund's ref: `re_`, the time in ms as 12 hex digits, then 48 random bits (24 hex digits in all). Time first,
+ * so that every index keyed by refund ref (the server's refunds table, here and in a real deployment's store) takes
+ * each new refund at its end instead of at a random leaf page: with random refs, a refund dirtied one more index
+ * page of its own (SQLite: 3.55 → 2.76 WAL frames per refund in the store alone) and slowed as the table outgrew the
+ * page cache. randomUUID draws from a cached entropy pool (randomBytes per call showed in the profile).
+ */
+function timeOrderedRefundRef(nowMs: number): string {
+  const random = randomUUID() // xxxxxxxx-xxxx-4xxx-…: its first 12 hex digits are random
+  return `re_${Math.max(0, Math.trunc(nowMs)).toString(16).padStart(12, '0')}${random.slice(0, 8)}${random.slice(9, 13)}`
+}
 const REFUNDED = '_refunded_minor'
 
 /** The charge as the refund rules see it under the ledger's lock: its total refunded so far as one record. */
@@ -237,8 +249,7 @@ export class DemoLedger implements BillingPort {
           refundRefusal(withRefundedTotal(doc), customer, command) ??
           (hold === undefined ? undefined : { status: 'refused', code: hold.code, message: hold.message })
         if (refusal !== undefined) return { outcome: { operation: 'refund', ...refusal } }
-        // randomUUID draws from a cached entropy pool (randomBytes per call showed in the profile).
-        const refundRef = `re_${randomUUID().replaceAll('-', '').slice(0, 16)}`
+        const refundRef = timeOrderedRefundRef(nowMs)
         const pending = doc._refund_mode === 'pending'
         const at = iso(nowMs)
         const record = {
