@@ -55,15 +55,16 @@ const refundKind = (transactionRef: string) => `refund:${transactionRef}`
 
 /**
  * A refund's ref: `re_`, the time in ms as 12 hex digits, then 48 random bits (24 hex digits in all). Time first,
- * so that every index keyed by refund ref (the server's refunds table, here and in a real deployment's store) takes
- * each new refund at its end instead of at a random leaf page: with random refs, a refund dirtied one more index
- * page of its own (SQLite: 3.55 → 2.76 WAL frames per refund in the store alone) and slowed as the table outgrew the
- * page cache. randomUUID draws from a cached entropy pool (randomBytes per call showed in the profile).
+ * so that an index keyed by refund ref (the server's refunds table) takes each new refund at its end instead of at
+ * a random leaf page: with random refs, a refund dirtied one more index page of its own (SQLite: 3.55 → 2.76 WAL
+ * frames per refund in the store alone) and slowed as the table outgrew the page cache. randomUUID draws from a
+ * cached entropy pool (randomBytes per call showed in the profile).
  */
 function timeOrderedRefundRef(nowMs: number): string {
   const random = randomUUID() // xxxxxxxx-xxxx-4xxx-…: its first 12 hex digits are random
   return `re_${Math.max(0, Math.trunc(nowMs)).toString(16).padStart(12, '0')}${random.slice(0, 8)}${random.slice(9, 13)}`
 }
+
 const REFUNDED = '_refunded_minor'
 
 /** The charge as the refund rules see it under the ledger's lock: its total refunded so far as one record. */
