@@ -133,12 +133,11 @@ const JSON_HEADERS = { 'content-type': 'application/json', accept: 'application/
 
 type Tool = 'read' | 'refund'
 
-/** A UUIDv7 (time in ms, then random bits) for call n: distinct even within one millisecond. */
-function uuid7(n: number): string {
+/** A UUIDv7: the time in ms, then a v4 UUID's random bits (its variant nibble kept). */
+function uuid7(): string {
   const time = Date.now().toString(16).padStart(12, '0')
-  const random = randomUUID().replaceAll('-', '')
-  const tail = `${random.slice(0, 8)}${(n & 0xffff).toString(16).padStart(4, '0')}`
-  return `${time.slice(0, 8)}-${time.slice(8)}-7${random.slice(8, 11)}-8${random.slice(12, 15)}-${tail}`
+  const r = randomUUID() // xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx
+  return `${time.slice(0, 8)}-${time.slice(8)}-7${r.slice(15, 18)}-${r.slice(19, 23)}-${r.slice(24)}`
 }
 
 /**
@@ -146,16 +145,16 @@ function uuid7(n: number): string {
  * 124 characters, time-ordered): the keys' length and order decide how the provider's key indexes grow, so the bench
  * sends what the platform sends (short counter keys made refunds ~5% faster than real ones).
  */
-const platformKey = (n: number) => `0199a3c1-0a0b-7c0d-8e0f-101112131415:ticket:${uuid7(n)}:refund:${uuid7(n + 0x8000)}`
+const platformKey = () => `0199a3c1-0a0b-7c0d-8e0f-101112131415:ticket:${uuid7()}:refund:${uuid7()}`
 function toolCall(kind: Kind, tool: Tool): { name: string; args: Record<string, unknown> } {
   if (kind === 'bare' || kind === 'v1') return { name: 'noop', args: {} }
   if (tool === 'read') return { name: 'sr_get_transaction', args: { transaction_ref: 'ch_1001' } }
   return {
     name: 'sr_refund',
     args: {
-      idempotency_key: platformKey(++seq),
+      idempotency_key: platformKey(),
       request: {
-        transaction_ref: `ch_9${100 + (seq % 256)}`,
+        transaction_ref: `ch_9${100 + (++seq % 256)}`,
         amount: { amount_minor: 1, currency: 'USD' },
         reason: 'goodwill',
         dry_run: false,
@@ -422,7 +421,7 @@ async function restRefund(base: URL) {
     reason: 'goodwill',
     dry_run: false,
   })
-  const r = await sendRest(new URL('/v1/refunds', base), 'POST', body, platformKey(n))
+  const r = await sendRest(new URL('/v1/refunds', base), 'POST', body, platformKey())
   if (r.status !== 200 || !r.body.includes('"status":"succeeded"'))
     throw new Error(`REST refund: HTTP ${r.status} ${r.body.slice(0, 200)}`)
 }

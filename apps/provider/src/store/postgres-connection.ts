@@ -41,8 +41,9 @@ export interface PostgresConnection {
  * plan, made after its fifth run, then stays for the connection's life, and every claim, ledger write and finish
  * batch read the whole table (measured on the bench's refund load: ~900 rows read per refund after 8 s, growing with
  * the table; PostgreSQL's CPU 549 µs per refund without the setting, 333 µs with it, in single 8 s runs). Custom
- * plans each time (plan_cache_mode=force_custom_plan) avoid the scans too, but replanning cost more (468 µs). jit=off: a plan that must scan (a catalog query in the schema DDL)
- * carries the disabled scan's cost, far above jit_above_cost, and compiling it would cost more than running it.
+ * plans each time (plan_cache_mode=force_custom_plan) avoid the scans too, but replanning cost more (468 µs).
+ * jit=off: a plan that must scan (a catalog query in the schema DDL) carries the disabled scan's cost, far above
+ * jit_above_cost, and compiling it would cost more than running it.
  */
 const SESSION_OPTIONS = '-c enable_seqscan=off -c jit=off'
 
