@@ -113,14 +113,26 @@ export function openSqliteConnection(
 // (in libuv's thread pool, so the event loop keeps serving) makes every commit before it durable, and while one
 // runs, later commits wait for the next one — so a sync covers as many commits as arrived during the previous one.
 // fdatasync on any descriptor of the file flushes the pages SQLite wrote through its own.
+// A sync starts one step of the event loop late (setImmediate): a group commit already scheduled for this turn then
+// commits first and rides on the same sync. Each sync costs ~100 µs of CPU on the server's core (measured: ~0.2 ms
+// wall per sync, ~45 µs user + ~55 µs system); under refunds at concurrency 16 the late start cut server CPU per
+// refund by ~7% (alternated same-minute runs), and the wait it adds is one turn of the loop.
 function walSyncer(fd: number, sync: NonNullable<SqliteConnectionHooks['fdatasync']>) {
   let committed = 0
   let synced = 0
+  let scheduled = false
   let running = false
   let closed = false
   let waiters: { seq: number; resolve: () => void; reject: (e: unknown) => void }[] = []
   const start = () => {
-    if (running || synced >= committed) return
+    if (scheduled || running || synced >= committed) return
+    scheduled = true
+    setImmediate(syncNow)
+  }
+  const syncNow = () => {
+    scheduled = false
+    // Closed meanwhile: syncAndClose synced everything and closed the descriptor.
+    if (closed || synced >= committed) return
     running = true
     const through = committed
     sync(fd, (error) => {
