@@ -44,7 +44,9 @@ export class MemorySessionStore implements SessionStore {
   }
 
   async open(key: string, owner: string, nowMs: number, caps: SessionCaps): Promise<boolean> {
-    const own = [...this.#sessions].filter(([, r]) => r.owner === owner)
+    // An owner can hold maxPerOwner sessions only when the map holds that many: below that, no scan of every session
+    // on every open (with the default uncapped owner, never).
+    const own = this.#sessions.size >= caps.maxPerOwner ? [...this.#sessions].filter(([, r]) => r.owner === owner) : []
     if (own.length >= caps.maxPerOwner) {
       own.sort((a, b) => a[1].lastSeenMs - b[1].lastSeenMs)
       for (const [k] of own.slice(0, own.length - caps.maxPerOwner + 1)) this.#sessions.delete(k)
