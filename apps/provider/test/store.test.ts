@@ -237,6 +237,25 @@ for (const backend of [sqliteBackend(), postgresBackend()] as (Backend & { next:
         { amount: 7, state: 'pending' },
         { amount: 5, state: 'pending' },
       ])
+      // The document and a kind's rows in one read: the same as get and list.
+      assert.deepEqual(await demoLedgerStore(store).getWithList('charge', 'ch_p', 'row:ch_p'), {
+        doc: { total: 12 },
+        list: [
+          { amount: 7, state: 'pending' },
+          { amount: 5, state: 'pending' },
+        ],
+      })
+      assert.deepEqual(await demoLedgerStore(store).getWithList('charge', 'ch_none', 'row:ch_p'), {
+        doc: undefined,
+        list: [
+          { amount: 7, state: 'pending' },
+          { amount: 5, state: 'pending' },
+        ],
+      })
+      assert.deepEqual(await demoLedgerStore(store).getWithList('charge', 'ch_p', 'row:ch_none'), {
+        doc: { total: 12 },
+        list: [],
+      })
       // alsoRead hands the mutation other documents, in order, read with this one (undefined where missing).
       let related: unknown
       await demoLedgerStore(store).apply(

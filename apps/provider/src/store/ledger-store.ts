@@ -46,6 +46,15 @@ export interface DemoLedgerStore {
   /** Every document of a kind, ordered by ref. */
   list(kind: string): Promise<Record<string, unknown>[]>
   /**
+   * get(kind, ref) and list(listKind) in one statement, from one snapshot (a charge and its refund rows): one round
+   * trip on PostgreSQL, one read lock on SQLite (each statement outside a transaction takes and drops one: ~5 µs).
+   */
+  getWithList(
+    kind: string,
+    ref: string,
+    listKind: string,
+  ): Promise<{ doc: Record<string, unknown> | undefined; list: Record<string, unknown>[] }>
+  /**
    * Atomically: if key has a recorded outcome replay it, else mutate the doc and record the outcome. mutate may run
    * more than once (PostgreSQL retries it when another writer changed the document meanwhile): keep it pure.
    * Durability: it returns once committed, possibly before it is on disk (PostgreSQL: before the WAL flush; SQLite

@@ -31,6 +31,8 @@ function ledgerStatements(s: string) {
       ON CONFLICT DO NOTHING`,
     get: `SELECT doc FROM ${s}.ledger_docs WHERE kind = $1 AND ref = $2`,
     list: `SELECT doc FROM ${s}.ledger_docs WHERE kind = $1 ORDER BY ref`,
+    getWithList: `SELECT d.doc, ARRAY(SELECT r.doc FROM ${s}.ledger_docs r WHERE r.kind = $3 ORDER BY r.ref) AS list
+      FROM (SELECT 1) AS one LEFT JOIN ${s}.ledger_docs d ON d.kind = $1 AND d.ref = $2`,
     lookup: `SELECT outcome FROM ${s}.ledger_keys WHERE key = $1`,
     // The key's outcome, the document (with its version) and the related documents in one round trip.
     read: `SELECT d.doc, d.version, k.outcome,
@@ -365,6 +367,12 @@ export function openPostgresLedgerStore(connection: PostgresConnection): DemoLed
     get: (kind, ref) => guard(async () => parse((await db.run<{ doc: string }>('get', [kind, ref])).rows[0]?.doc)),
     list: (kind) =>
       guard(async () => (await db.run<{ doc: string }>('list', [kind])).rows.map((r) => JSON.parse(r.doc))),
+    getWithList: (kind, ref, listKind) =>
+      guard(async () => {
+        const row = (await db.run<{ doc: string | null; list: string[] }>('getWithList', [kind, ref, listKind]))
+          .rows[0]
+        return { doc: parse(row?.doc), list: (row?.list ?? []).map((d) => JSON.parse(d)) }
+      }),
     apply: <R>(key: string, kind: string, ref: string, mutate: LedgerMutation<R>, options?: ApplyOptions) =>
       guard(async () => {
         const m = mutate as LedgerMutation<unknown>

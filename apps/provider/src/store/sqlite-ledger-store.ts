@@ -16,6 +16,11 @@ function prepareLedgerStatements(db: Database.Database) {
     seed: db.prepare('INSERT INTO ledger_docs (kind, ref, doc) VALUES (?, ?, ?) ON CONFLICT DO NOTHING'),
     get: db.prepare('SELECT doc FROM ledger_docs WHERE kind = ? AND ref = ?'),
     list: db.prepare('SELECT doc FROM ledger_docs WHERE kind = ? ORDER BY ref'),
+    // Both arms walk the primary key in ref order, so SQLite merges them without a sort; part tells them apart.
+    getWithList: db.prepare(
+      `SELECT 0 AS part, ref, doc FROM ledger_docs WHERE kind = ? AND ref = ?
+       UNION ALL SELECT 1, ref, doc FROM ledger_docs WHERE kind = ? ORDER BY ref`,
+    ),
     put: db.prepare('UPDATE ledger_docs SET doc = ? WHERE kind = ? AND ref = ?'),
     upsert: db.prepare(
       'INSERT INTO ledger_docs (kind, ref, doc) VALUES (?, ?, ?) ON CONFLICT (kind, ref) DO UPDATE SET doc = excluded.doc',
@@ -92,6 +97,16 @@ export function openSqliteLedgerStore(c: SqliteConnection): DemoLedgerStore {
     seed: (docs) => c.write(() => tx.seed(docs)),
     get: (kind, ref) => c.read(() => tx.readDoc(kind, ref)),
     list: (kind) => c.read(() => (tx.q.list.all(kind) as { doc: string }[]).map((r) => JSON.parse(r.doc) as Doc)),
+    getWithList: (kind, ref, listKind) =>
+      c.read(() => {
+        let doc: Doc | undefined
+        const list: Doc[] = []
+        for (const row of tx.q.getWithList.all(kind, ref, listKind) as { part: number; doc: string }[]) {
+          if (row.part === 0) doc = JSON.parse(row.doc) as Doc
+          else list.push(JSON.parse(row.doc) as Doc)
+        }
+        return { doc, list }
+      }),
     apply: <R>(key: string, kind: string, ref: string, mutate: LedgerMutation<R>, options?: ApplyOptions) =>
       c.write(
         () => tx.apply(key, kind, ref, mutate as LedgerMutation<unknown>, options) as LedgerApplyResult<R>,
