@@ -369,8 +369,8 @@ export function openPostgresLedgerStore(connection: PostgresConnection): DemoLed
       guard(async () => (await db.run<{ doc: string }>('list', [kind])).rows.map((r) => JSON.parse(r.doc))),
     getWithList: (kind, ref, listKind) =>
       guard(async () => {
-        const row = (await db.run<{ doc: string | null; list: string[] }>('getWithList', [kind, ref, listKind]))
-          .rows[0]
+        const got = await db.run<{ doc: string | null; list: string[] }>('getWithList', [kind, ref, listKind])
+        const row = got.rows[0]
         return { doc: parse(row?.doc), list: (row?.list ?? []).map((d) => JSON.parse(d)) }
       }),
     apply: <R>(key: string, kind: string, ref: string, mutate: LedgerMutation<R>, options?: ApplyOptions) =>
