@@ -6,6 +6,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import pg from 'pg'
 import { demoLedgerStore, openPostgresStore, purgeExpired } from '../src/index.js'
+import { connectPostgres } from '../src/store/postgres-connection.js'
 import { dropSchemas, PG_URL, probePostgres, uniqueSchema } from './postgres.js'
 
 const pgSkip = await probePostgres()
@@ -197,6 +198,26 @@ describe('the PostgreSQL keys schema', { skip: pgSkip }, () => {
       const stats = await statsOf(admin, schema, table, table === 'operations' || table === 'ledger_docs' ? 240 : 0)
       // The tables are read by index only (the sequential scans of an empty table by CREATE INDEX read no row).
       assert.equal(stats.seq_tup_read, 0, `${table}: ${JSON.stringify(stats)}`)
+    }
+  })
+
+  test("a connection string's own options are kept, and the store's session settings still apply", async () => {
+    // An operator's DATABASE_URL may set session options; pg lets them replace the pool's own unless merged.
+    const url = new URL(PG_URL)
+    url.searchParams.set('options', '-c statement_timeout=4321 -c application_name=operator_app')
+    const c = connectPostgres({ connectionString: url.href, schema: uniqueSchema('opts') })
+    try {
+      const show = async (p: pg.Pool, setting: string) =>
+        ((await p.query(`SHOW ${setting}`)).rows[0] as Record<string, string>)[setting]
+      assert.equal(await show(c.pool, 'statement_timeout'), '4321ms')
+      assert.equal(await show(c.pool, 'application_name'), 'operator_app')
+      assert.equal(await show(c.pool, 'enable_seqscan'), 'off')
+      assert.equal(await show(c.pool, 'synchronous_commit'), 'on')
+      assert.equal(await show(c.unflushedPool, 'statement_timeout'), '4321ms')
+      assert.equal(await show(c.unflushedPool, 'enable_seqscan'), 'off')
+      assert.equal(await show(c.unflushedPool, 'synchronous_commit'), 'off')
+    } finally {
+      await c.end()
     }
   })
 })

@@ -1,6 +1,7 @@
 // The PostgreSQL pool shared by the keys store and the demo ledger's store: options, error wrapping, transactions
 // and schema DDL.
 import pg from 'pg'
+import { parseIntoClientConfig } from 'pg-connection-string'
 import { StoreError } from '../errors.js'
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/
@@ -74,6 +75,17 @@ const unflushedPoolSettings = { max: 4, options: `${SESSION_OPTIONS} -c synchron
  */
 export const BATCHES_IN_FLIGHT = 2
 
+/**
+ * The connection string as a client config whose `options` are the string's own (an operator's `?options=-c …`), then
+ * ours (a later -c wins for the same setting). Handed to pg as a connectionString, the string's `options` would replace
+ * the pool's instead (pg merges the parsed string over the config), silently dropping enable_seqscan=off and the
+ * unflushed pool's synchronous_commit=off.
+ */
+export function withSessionOptions(connectionString: string, ours: string): pg.ClientConfig {
+  const parsed = parseIntoClientConfig(connectionString)
+  return { ...parsed, options: parsed.options ? `${parsed.options} ${ours}` : ours }
+}
+
 /** A pool for options (nothing connects yet). RangeError for bad options. */
 export function connectPostgres(options: PostgresStoreOptions): PostgresConnection {
   const schema = options.schema ?? 'tollgate_provider'
@@ -84,15 +96,14 @@ export function connectPostgres(options: PostgresStoreOptions): PostgresConnecti
   if (!Number.isInteger(connectTimeoutMs) || connectTimeoutMs < 1)
     throw new RangeError('connectTimeoutMs must be a whole number ≥ 1')
   const pool = new pg.Pool({
-    connectionString: options.connectionString,
+    ...withSessionOptions(options.connectionString, SESSION_OPTIONS),
     max,
     connectionTimeoutMillis: connectTimeoutMs,
-    options: SESSION_OPTIONS,
   })
   const unflushedPool = new pg.Pool({
-    connectionString: options.connectionString,
+    ...withSessionOptions(options.connectionString, unflushedPoolSettings.options),
+    max: unflushedPoolSettings.max,
     connectionTimeoutMillis: connectTimeoutMs,
-    ...unflushedPoolSettings,
   })
   // An idle client error (server restart) must not crash the process; the next query reports it.
   pool.on('error', () => {})
