@@ -10,6 +10,18 @@ import { connectPostgres } from '../src/store/postgres-connection.js'
 import { dropSchemas, PG_URL, probePostgres, uniqueSchema } from './postgres.js'
 
 const pgSkip = await probePostgres()
+
+test('a connection string that does not parse is a RangeError that does not carry it (it may hold a password)', () => {
+  const connectionString = 'postgres://u:secretpw@db.example:notaport/db'
+  assert.throws(
+    () => connectPostgres({ connectionString }),
+    (error: unknown) =>
+      error instanceof RangeError &&
+      error.message === 'connectionString is not a valid postgres:// URL' &&
+      error.cause === undefined &&
+      !JSON.stringify(Object.entries(error)).includes('secretpw'),
+  )
+})
 const DAY = 86_400_000
 
 const claimOf = (key: string, nowMs: number) => ({

@@ -81,8 +81,14 @@ export const BATCHES_IN_FLIGHT = 2
  * the pool's instead (pg merges the parsed string over the config), silently dropping enable_seqscan=off and the
  * unflushed pool's synchronous_commit=off.
  */
-export function withSessionOptions(connectionString: string, ours: string): pg.ClientConfig {
-  const parsed = parseIntoClientConfig(connectionString)
+function withSessionOptions(connectionString: string, ours: string): pg.ClientConfig {
+  let parsed: pg.ClientConfig
+  try {
+    parsed = parseIntoClientConfig(connectionString)
+  } catch {
+    // The parser's error carries the whole string (its input), password included: not passed on.
+    throw new RangeError('connectionString is not a valid postgres:// URL')
+  }
   return { ...parsed, options: parsed.options ? `${parsed.options} ${ours}` : ours }
 }
 
