@@ -6,21 +6,22 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import pg from 'pg'
 import { demoLedgerStore, openPostgresStore, purgeExpired } from '../src/index.js'
+import { PgSessionStore } from '../src/store/pg-session-store.js'
 import { connectPostgres } from '../src/store/postgres-connection.js'
 import { dropSchemas, PG_URL, probePostgres, uniqueSchema } from './postgres.js'
 
 const pgSkip = await probePostgres()
 
-test('a connection string that does not parse is a RangeError that does not carry it (it may hold a password)', () => {
+test('a connection string that does not parse is a RangeError that does not carry it (it may hold a password)', async () => {
   const connectionString = 'postgres://u:secretpw@db.example:notaport/db'
-  assert.throws(
-    () => connectPostgres({ connectionString }),
-    (error: unknown) =>
-      error instanceof RangeError &&
-      error.message === 'connectionString is not a valid postgres:// URL' &&
-      error.cause === undefined &&
-      !JSON.stringify(Object.entries(error)).includes('secretpw'),
-  )
+  const clean = (error: unknown) =>
+    error instanceof RangeError &&
+    error.message === 'connectionString is not a valid postgres:// URL' &&
+    error.cause === undefined &&
+    !JSON.stringify(Object.entries(error)).includes('secretpw')
+  assert.throws(() => connectPostgres({ connectionString }), clean)
+  // The 2025-era session store's own pool too (startProvider opens the keys store first, which refuses it already).
+  await assert.rejects(PgSessionStore.open({ connectionString }), clean)
 })
 const DAY = 86_400_000
 

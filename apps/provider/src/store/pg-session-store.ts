@@ -31,7 +31,7 @@
 import type { SessionCaps, SessionStore } from '@tollgate/mcp-endpoint'
 import pg from 'pg'
 import { statementBatcher } from './postgres-batch.js'
-import { schemaDdlLockKey } from './postgres-connection.js'
+import { clientConfigOf, schemaDdlLockKey } from './postgres-connection.js'
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/
 
@@ -221,7 +221,7 @@ export class PgSessionStore implements SessionStore {
   static async open(options: PgSessionStoreOptions): Promise<PgSessionStore> {
     const s = options.schema ?? 'tollgate_provider'
     if (!SCHEMA_NAME.test(s)) throw new RangeError('schema must match [a-z_][a-z0-9_]{0,62}')
-    const pool = new pg.Pool({ connectionString: options.connectionString, max: options.maxConnections ?? 6 })
+    const pool = new pg.Pool({ ...clientConfigOf(options.connectionString), max: options.maxConnections ?? 6 })
     pool.on('error', () => {})
     try {
       // One statement batch is one implicit transaction: the lock is held until its DDL committed.

@@ -82,14 +82,18 @@ export const BATCHES_IN_FLIGHT = 2
  * unflushed pool's synchronous_commit=off.
  */
 function withSessionOptions(connectionString: string, ours: string): pg.ClientConfig {
-  let parsed: pg.ClientConfig
+  const parsed = clientConfigOf(connectionString)
+  return { ...parsed, options: parsed.options ? `${parsed.options} ${ours}` : ours }
+}
+
+/** A connection string as a client config; RangeError (that does not carry the string) when it does not parse. */
+export function clientConfigOf(connectionString: string): pg.ClientConfig {
   try {
-    parsed = parseIntoClientConfig(connectionString)
+    return parseIntoClientConfig(connectionString)
   } catch {
     // The parser's error carries the whole string (its input), password included: not passed on.
     throw new RangeError('connectionString is not a valid postgres:// URL')
   }
-  return { ...parsed, options: parsed.options ? `${parsed.options} ${ours}` : ours }
 }
 
 /** A pool for options (nothing connects yet). RangeError for bad options. */
