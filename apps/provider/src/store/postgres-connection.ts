@@ -76,13 +76,12 @@ const unflushedPoolSettings = { max: 4, options: `${SESSION_OPTIONS} -c synchron
 export const BATCHES_IN_FLIGHT = 2
 
 /**
- * The connection string as a client config whose `options` are the string's own (an operator's `?options=-c …`), then
- * ours (a later -c wins for the same setting). Handed to pg as a connectionString, the string's `options` would replace
- * the pool's instead (pg merges the parsed string over the config), silently dropping enable_seqscan=off and the
- * unflushed pool's synchronous_commit=off.
+ * A parsed connection string whose `options` are the string's own (an operator's `?options=-c …`), then ours (a later
+ * -c wins for the same setting). Handed to pg as a connectionString, the string's `options` would replace the pool's
+ * instead (pg merges the parsed string over the config), silently dropping enable_seqscan=off and the unflushed
+ * pool's synchronous_commit=off.
  */
-function withSessionOptions(connectionString: string, ours: string): pg.ClientConfig {
-  const parsed = clientConfigOf(connectionString)
+function withSessionOptions(parsed: pg.ClientConfig, ours: string): pg.ClientConfig {
   return { ...parsed, options: parsed.options ? `${parsed.options} ${ours}` : ours }
 }
 
@@ -105,13 +104,14 @@ export function connectPostgres(options: PostgresStoreOptions): PostgresConnecti
   const connectTimeoutMs = options.connectTimeoutMs ?? 10_000
   if (!Number.isInteger(connectTimeoutMs) || connectTimeoutMs < 1)
     throw new RangeError('connectTimeoutMs must be a whole number ≥ 1')
+  const parsed = clientConfigOf(options.connectionString)
   const pool = new pg.Pool({
-    ...withSessionOptions(options.connectionString, SESSION_OPTIONS),
+    ...withSessionOptions(parsed, SESSION_OPTIONS),
     max,
     connectionTimeoutMillis: connectTimeoutMs,
   })
   const unflushedPool = new pg.Pool({
-    ...withSessionOptions(options.connectionString, unflushedPoolSettings.options),
+    ...withSessionOptions(parsed, unflushedPoolSettings.options),
     max: unflushedPoolSettings.max,
     connectionTimeoutMillis: connectTimeoutMs,
   })
