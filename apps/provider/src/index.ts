@@ -14,6 +14,7 @@ export type {
   PaymentAttemptQuery,
   RefundCommand,
   RefundOutcome,
+  SameTransactionOutcome,
 } from './billing/port.js'
 export { NoSecretError, PROVIDER_ERROR_CODES, ProviderError, type ProviderErrorCode, StoreError } from './errors.js'
 export { correlationOf, SERVER_INFO } from './mcp/create-server.js'
@@ -44,6 +45,7 @@ export {
 export type {
   ClaimRequest,
   ClaimResult,
+  KeyFinish,
   OperationKind,
   OperationRow,
   OperationStatus,

@@ -6,7 +6,15 @@ import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { probePostgres } from '@tollgate/test-support'
 import pg from 'pg'
-import { demoLedgerStore, openPostgresStore, openSqliteStore, purgeExpired, type Store } from '../src/index.js'
+import {
+  DemoLedger,
+  demoLedgerStore,
+  openPostgresStore,
+  openSqliteStore,
+  ProviderRules,
+  purgeExpired,
+  type Store,
+} from '../src/index.js'
 import { attempt, newKey, startTestProvider } from './helpers.js'
 
 const DAY = 86_400_000
@@ -290,6 +298,100 @@ for (const backend of [sqliteBackend(), postgresBackend()] as (Backend & { next:
       assert.deepEqual(seen, { row: 'r2' })
       assert.deepEqual(await demoLedgerStore(store).get('row:ch_p', 'r2'), { amount: 5, state: 'settled' })
       assert.deepEqual(await demoLedgerStore(store).lookup('pk1'), { row: 'r2', settled: true })
+    })
+
+    test("ledger: a mutation can finish the key's claim in its own transaction, only for the claim's owner", async () => {
+      const ledger = demoLedgerStore(store)
+      await ledger.seed([{ kind: 'charge', ref: 'ch_f', doc: { total: 0 } }])
+      const add = (amount: number) => (doc: Record<string, unknown> | undefined) => ({
+        doc: { total: Number(doc?.total) + amount },
+        outcome: { added: amount },
+      })
+      const recordOf = (key: string, ref: string) => (outcome: { added: number }) => ({
+        outcome: { status: 'succeeded' as const, result: { key, ...outcome }, refusal: null },
+        refund: { ...refund(ref), transactionRef: 'ch_f' },
+        nowMs: 5000,
+      })
+      await store.claim(claimOf('fk1', 'a', 1000))
+      const done = await ledger.apply('fk1', 'charge', 'ch_f', add(3), {
+        finish: { owner: 'a', recordOf: recordOf('fk1', 're_fk1') },
+      })
+      assert.deepEqual(done, { outcome: { added: 3 }, replayed: false, finished: true })
+      const row = await store.get('fk1')
+      assert.equal(row?.status, 'succeeded')
+      assert.deepEqual(row?.result, { key: 'fk1', added: 3 })
+      assert.equal(row?.updatedAtMs, 5000)
+      assert.deepEqual(
+        (await store.refundsFor('ch_f')).map((r) => r.refundRef),
+        ['re_fk1'],
+      )
+      // Another owner's claim: the change commits (the key's ledger outcome with it), the claim stays running.
+      await store.claim(claimOf('fk2', 'b', 1000))
+      const lost = await ledger.apply('fk2', 'charge', 'ch_f', add(4), {
+        finish: { owner: 'a', recordOf: recordOf('fk2', 're_fk2') },
+      })
+      assert.deepEqual(lost, { outcome: { added: 4 }, replayed: false, finished: false })
+      assert.equal((await store.get('fk2'))?.status, 'running')
+      assert.deepEqual(
+        (await store.refundsFor('ch_f')).map((r) => r.refundRef),
+        ['re_fk1'],
+      )
+      // recordOf answering undefined finishes nothing; a replay finishes nothing.
+      await store.claim(claimOf('fk3', 'a', 1000))
+      const none = await ledger.apply('fk3', 'charge', 'ch_f', add(5), {
+        finish: { owner: 'a', recordOf: () => undefined },
+      })
+      assert.deepEqual(none, { outcome: { added: 5 }, replayed: false })
+      assert.equal((await store.get('fk3'))?.status, 'running')
+      const replay = await ledger.apply('fk3', 'charge', 'ch_f', add(5), {
+        finish: { owner: 'a', recordOf: recordOf('fk3', 're_fk3') },
+      })
+      assert.deepEqual(replay, { outcome: { added: 5 }, replayed: true })
+      assert.equal((await store.get('fk3'))?.status, 'running')
+      // Concurrent finishing mutations of distinct documents (one statement on PostgreSQL): each finishes its own key.
+      const refs = Array.from({ length: 8 }, (_, i) => `ch_g${i}`)
+      await ledger.seed(refs.map((ref) => ({ kind: 'charge', ref, doc: { total: 0 } })))
+      await Promise.all(refs.map((ref) => store.claim(claimOf(`gk-${ref}`, 'a', 1000))))
+      const all = await Promise.all(
+        refs.map((ref) =>
+          ledger.apply(`gk-${ref}`, 'charge', ref, add(1), {
+            finish: {
+              owner: 'a',
+              recordOf: (o: { added: number }) => ({ ...recordOf(`gk-${ref}`, `re_${ref}`)(o), refund: undefined }),
+            },
+          }),
+        ),
+      )
+      assert.deepEqual(
+        all.map((r) => r.finished),
+        refs.map(() => true),
+      )
+      for (const ref of refs) assert.equal((await store.get(`gk-${ref}`))?.status, 'succeeded')
+      assert.equal((await ledger.get('charge', 'ch_f'))?.total, 12)
+    })
+
+    test("rules over the demo ledger: on PostgreSQL a refund's outcome commits with its ledger change, in no finish of its own", async () => {
+      const ledger = demoLedgerStore(store)
+      const billing = new DemoLedger(ledger)
+      await billing.seed()
+      // Counts the store's own finishes. On PostgreSQL a refund that succeeds and replays without one was finished
+      // with its change; on SQLite the server still finishes it (one group commit either way).
+      let finishes = 0
+      const counted: Store = {
+        ...store,
+        finish: (...args) => {
+          finishes++
+          return store.finish(...args)
+        },
+      }
+      const rules = new ProviderRules({ store: counted, billing })
+      const request = { transaction_ref: 'ch_1001', amount: { amount_minor: 5, currency: 'USD' }, reason: 'goodwill' }
+      const args = { idempotency_key: 'rk1', request: { ...request, dry_run: false } }
+      const first = await rules.refund(args)
+      assert.equal(first.ok, true, JSON.stringify(first))
+      assert.equal((await store.get('rk1'))?.status, 'succeeded')
+      assert.deepEqual(await rules.refund(args), first)
+      assert.equal(finishes, store.kind === 'postgres' ? 0 : 1)
     })
 
     test('retention: final keys older than the window are purged, never below 30 days', async () => {

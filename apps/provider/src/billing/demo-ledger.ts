@@ -14,6 +14,7 @@ import type {
   PaymentAttemptQuery,
   RefundCommand,
   RefundOutcome,
+  SameTransactionOutcome,
 } from './port.js'
 
 export interface DemoLedgerOptions {
@@ -23,7 +24,8 @@ export interface DemoLedgerOptions {
   settleAfterMs?: number
   /**
    * TEST ONLY: called right after a refund is committed to the ledger and before the outcome returns to the server.
-   * The crash test uses it to hang the process there and SIGKILL it. Off unless set.
+   * The crash test uses it to hang the process there and SIGKILL it. Off unless set; when set, refunds commit apart
+   * from their keys' outcomes (no SameTransactionOutcome), so that moment exists.
    */
   afterRefundCommitted?: (transactionRef: string) => Promise<void>
 }
@@ -237,10 +239,25 @@ export class DemoLedger implements BillingPort {
     return customerRef
   }
 
-  async refund(idempotencyKey: string, command: RefundCommand): Promise<RefundOutcome> {
+  /**
+   * The key's finish to make with a keyed change, on PostgreSQL: there it saves the round trip of a separate finish
+   * (refunds/s +3% to +27% per round against the build before, alternated 5 s runs at c=16). On SQLite both are
+   * writes of the same group commit anyway, and making them one was slower (−4% median, 6 of 8 rounds: group commits
+   * then carry fewer writes each), so there the server finishes after the call, as for any billing system.
+   */
+  #finishWith(sameTransaction: SameTransactionOutcome | undefined) {
+    return sameTransaction === undefined || this.#store.kind !== 'postgres' ? undefined : finishWith(sameTransaction)
+  }
+
+  async refund(
+    idempotencyKey: string,
+    command: RefundCommand,
+    sameTransaction?: SameTransactionOutcome,
+  ): Promise<RefundOutcome> {
     const customerRef = await this.#customerRefOf(command.transaction_ref)
     const nowMs = this.#now()
-    const { outcome } = await this.#store.apply<StoredOutcome | { status: 'not_found' }>(
+    const finish = this.#afterRefund === undefined ? this.#finishWith(sameTransaction) : undefined
+    const applied = await this.#store.apply<StoredOutcome | { status: 'not_found' }>(
       idempotencyKey,
       'transaction',
       command.transaction_ref,
@@ -283,17 +300,27 @@ export class DemoLedger implements BillingPort {
           outcome: out,
         }
       },
-      // The customer (account restrictions) is read in the same round trip as the charge.
-      customerRef === undefined ? {} : { alsoRead: [{ kind: 'customer', ref: customerRef }] },
+      {
+        // The customer (account restrictions) is read in the same round trip as the charge.
+        ...(customerRef !== undefined && { alsoRead: [{ kind: 'customer', ref: customerRef }] }),
+        ...(finish !== undefined && { finish }),
+      },
     )
+    const { outcome } = applied
+    if (sameTransaction !== undefined && applied.finished !== undefined) sameTransaction.finished = applied.finished
     if (outcome.status === 'not_found') return outcome
     if (this.#afterRefund !== undefined) await this.#afterRefund(command.transaction_ref)
     return stripOutcome(outcome) as RefundOutcome
   }
 
-  async cancelSubscription(idempotencyKey: string, command: CancelCommand): Promise<CancelOutcome> {
+  async cancelSubscription(
+    idempotencyKey: string,
+    command: CancelCommand,
+    sameTransaction?: SameTransactionOutcome,
+  ): Promise<CancelOutcome> {
     const nowMs = this.#now()
-    const { outcome } = await this.#store.apply<StoredOutcome | { status: 'not_found' }>(
+    const finish = this.#finishWith(sameTransaction)
+    const applied = await this.#store.apply<StoredOutcome | { status: 'not_found' }>(
       idempotencyKey,
       'subscription',
       command.subscription_ref,
@@ -316,7 +343,10 @@ export class DemoLedger implements BillingPort {
           outcome: { operation: 'cancel_subscription', status: 'succeeded', effective_at: iso(nowMs) },
         }
       },
+      finish === undefined ? {} : { finish },
     )
+    const { outcome } = applied
+    if (sameTransaction !== undefined && applied.finished !== undefined) sameTransaction.finished = applied.finished
     if (outcome.status === 'not_found') return outcome
     return stripOutcome(outcome) as CancelOutcome
   }
@@ -360,6 +390,15 @@ export class DemoLedger implements BillingPort {
       },
     )
     return stripOutcome(settled ?? pending)
+  }
+}
+
+/** The ledger store's finish for a SameTransactionOutcome: the key's record of the mutation's outcome. */
+function finishWith(sameTransaction: SameTransactionOutcome) {
+  return {
+    owner: sameTransaction.owner,
+    recordOf: (o: StoredOutcome | { status: 'not_found' }) =>
+      o.status === 'not_found' ? undefined : sameTransaction.recordOf(stripOutcome(o)),
   }
 }
 

@@ -1,5 +1,6 @@
 // The billing-system port: the one place a merchant replaces the demo ledger with calls to their own system.
 // Objects are merchant-provider/v1 contract objects (field names as in the contract's schemas).
+import type { KeyFinish } from '../store/store.js'
 
 export interface Money {
   /** Integer minor units (cents); never a float. */
@@ -53,6 +54,24 @@ export type LookupOutcome =
   | ({ operation: 'cancel_subscription' } & Exclude<CancelOutcome, { status: 'not_found' }>)
 
 /**
+ * Offered by the server to refund() and cancelSubscription(). A billing system whose data lives in the server's own
+ * store (the demo ledger) may record the key's outcome in the same transaction as its change, so the two commit
+ * together and the server skips a write of its own. Any other billing system ignores it: the server then records
+ * the outcome once the call returns, as always.
+ */
+export interface SameTransactionOutcome {
+  /** The key's claim: only its owner may finish it. */
+  readonly owner: string
+  /** The key's record of what the call did (as the server would record it after the call). */
+  recordOf(outcome: LookupOutcome): KeyFinish
+  /**
+   * Set by a billing system that used this: true when the claim was finished with its change, false when the change
+   * committed but the claim was no longer this call's (taken over meanwhile). Left unset otherwise.
+   */
+  finished?: boolean
+}
+
+/**
  * What the server needs from a billing system. Rules (idempotency, finality, dry runs, refusals by the contract's
  * generic checks) live in the server; the port executes and reports.
  *
@@ -80,8 +99,12 @@ export interface BillingPort {
   /** A dry run's merchant-specific refusal (holds, x_… rules), or undefined when it would go through. */
   assessRefund?(command: RefundCommand): Promise<BillingRefusal | undefined>
   assessCancel?(command: CancelCommand): Promise<BillingRefusal | undefined>
-  refund(idempotencyKey: string, command: RefundCommand): Promise<RefundOutcome>
-  cancelSubscription(idempotencyKey: string, command: CancelCommand): Promise<CancelOutcome>
+  refund(idempotencyKey: string, command: RefundCommand, outcome?: SameTransactionOutcome): Promise<RefundOutcome>
+  cancelSubscription(
+    idempotencyKey: string,
+    command: CancelCommand,
+    outcome?: SameTransactionOutcome,
+  ): Promise<CancelOutcome>
   /** payment_attempts capability: one page, oldest update first; 'invalid_cursor' for a cursor it did not issue. */
   listPaymentAttempts?(
     query: PaymentAttemptQuery,

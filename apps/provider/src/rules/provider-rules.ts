@@ -9,6 +9,7 @@ import type {
   LookupOutcome,
   Money,
   RefundCommand,
+  SameTransactionOutcome,
 } from '../billing/port.js'
 import type { OperationKind, OperationRow, Outcome, RefundRecord, Store } from '../store/store.js'
 import { fail, invalid, notFound, ok, type ToolAnswer } from './answers.js'
@@ -122,7 +123,7 @@ export class ProviderRules {
       fingerprint,
       'refund',
       command.transaction_ref,
-      async (recovering) => {
+      async (recovering, sameTransaction) => {
         if (recovering) {
           const found = await this.#billing.lookup(key)
           if (found !== undefined) return found
@@ -132,7 +133,7 @@ export class ProviderRules {
           if (refusal === 'not_found') return 'not_found'
           if (refusal !== undefined) return { operation: 'refund', ...refusal }
         }
-        const done = await this.#billing.refund(key, command)
+        const done = await this.#billing.refund(key, command, sameTransaction)
         return done.status === 'not_found' ? 'not_found' : { operation: 'refund', ...done }
       },
       (o) => refundResult(key, command, o),
@@ -164,7 +165,7 @@ export class ProviderRules {
       fingerprint,
       'cancel_subscription',
       command.subscription_ref,
-      async (recovering) => {
+      async (recovering, sameTransaction) => {
         if (recovering) {
           const found = await this.#billing.lookup(key)
           if (found !== undefined) return found
@@ -175,7 +176,7 @@ export class ProviderRules {
           const refusal = cancelRefusal(sub, command)
           if (refusal !== undefined) return { operation: 'cancel_subscription', ...refusal }
         }
-        const done = await this.#billing.cancelSubscription(key, command)
+        const done = await this.#billing.cancelSubscription(key, command, sameTransaction)
         return done.status === 'not_found' ? 'not_found' : { operation: 'cancel_subscription', ...done }
       },
       (o) => cancelResult(key, command, o),
@@ -203,7 +204,7 @@ export class ProviderRules {
     fingerprint: string,
     operation: OperationKind,
     targetRef: string,
-    run: (recovering: boolean) => Promise<LookupOutcome | 'not_found'>,
+    run: (recovering: boolean, sameTransaction: SameTransactionOutcome) => Promise<LookupOutcome | 'not_found'>,
     toOutcome: (o: LookupOutcome) => { outcome: Outcome; refund?: RefundRecord },
   ): Promise<ToolAnswer> {
     const owner = `${this.#instance}:${++this.#seq}`
@@ -217,9 +218,14 @@ export class ProviderRules {
       leaseMs: this.#leaseMs,
     })
     if (claim.kind === 'exists') return this.#replay(claim.row, fingerprint)
+    // A billing system in this store's database (the demo ledger) records the outcome with its change.
+    const sameTransaction: SameTransactionOutcome = {
+      owner,
+      recordOf: (o) => ({ ...toOutcome(o), nowMs: this.#now() }),
+    }
     let done: LookupOutcome | 'not_found'
     try {
-      done = await run(claim.recovering)
+      done = await run(claim.recovering, sameTransaction)
     } catch {
       // The billing call's fate is unknown: keep the claim (so nobody re-runs it blind) but end its lease, so the
       // next call with this key recovers through billing.lookup(key).
@@ -231,7 +237,7 @@ export class ProviderRules {
       return notFound()
     }
     const { outcome, refund } = toOutcome(done)
-    const recorded = await this.#store.finish(key, owner, outcome, refund, this.#now())
+    const recorded = sameTransaction.finished ?? (await this.#store.finish(key, owner, outcome, refund, this.#now()))
     if (!recorded) {
       // Our claim was taken over (lease ran out mid-call); answer what the winner recorded.
       const row = await this.#store.get(key)

@@ -1,7 +1,7 @@
 // The demo ledger's own store: billing documents and the outcomes of keyed ledger mutations. It exists for the demo
 // ledger (fakemerchant) only; a merchant's Store (store.ts) never carries it. It shares the keys store's database
 // (same SQLite connection and group commit, same PostgreSQL pool), in tables of its own created on first use.
-import type { Store } from './store.js'
+import type { KeyFinish, Store } from './store.js'
 
 /** A ledger document (demo billing data). */
 export interface LedgerDoc {
@@ -14,6 +14,12 @@ export interface LedgerDoc {
 export interface LedgerApplyResult<R> {
   outcome: R
   replayed: boolean
+  /**
+   * With ApplyOptions.finish: true when the key's claim was finished in the mutation's transaction, false when the
+   * mutation committed but the claim was no longer the owner's (taken over). Absent when no finish was attempted (a
+   * replay, recordOf answered undefined, or the store's locking path, which leaves the finish to the caller).
+   */
+  finished?: boolean
 }
 
 /**
@@ -33,9 +39,16 @@ export type LedgerMutation<R> = (
   put?: readonly LedgerDoc[]
 }
 
-export interface ApplyOptions {
+export interface ApplyOptions<R = unknown> {
   /** Other documents the mutation reads (passed as its third argument); read with the document, not locked. */
   alsoRead?: readonly { kind: string; ref: string }[]
+  /**
+   * Finish the provider's claim of the same key in the mutation's transaction (the ledger shares the keys store's
+   * database): the change and the key's outcome commit together, one write instead of two (on PostgreSQL one round
+   * trip less per refund), with no moment where one is committed without the other. recordOf maps the mutation's
+   * outcome to the key's record (undefined: leave the claim running). A finished apply is durable when it returns.
+   */
+  finish?: { owner: string; recordOf(outcome: R): KeyFinish | undefined }
 }
 
 export interface DemoLedgerStore {
@@ -66,7 +79,7 @@ export interface DemoLedgerStore {
     kind: string,
     ref: string,
     mutate: LedgerMutation<R>,
-    options?: ApplyOptions,
+    options?: ApplyOptions<R>,
   ): Promise<LedgerApplyResult<R>>
   /** The recorded outcome of a keyed mutation, if any. */
   lookup<R>(key: string): Promise<R | undefined>

@@ -3,11 +3,15 @@
 // statement that applies only if the document's version is unchanged — two round trips, one commit, no row lock
 // held across the network. A lost race re-reads and re-runs the mutation; after a few lost races the mutation runs
 // under SELECT … FOR UPDATE instead, so a hot document still makes progress. Reads and writes are group-committed
-// (postgres-batch.ts): concurrent mutations share one read statement and one write statement.
+// (postgres-batch.ts): concurrent mutations share one read statement and one write statement. A mutation given the
+// provider's claim (ApplyOptions.finish) finishes the claim in its write statement (writeFinishMany): the change, the
+// key's outcome and its refund record commit together, and a refund takes two round trips (claim, write) instead of
+// three.
 import type pg from 'pg'
 import type { ApplyOptions, DemoLedgerStore, LedgerApplyResult, LedgerDoc, LedgerMutation } from './ledger-store.js'
 import { statementBatcher } from './postgres-batch.js'
 import { BATCHES_IN_FLIGHT, jsonbToText, type PostgresConnection, runSchemaDdl } from './postgres-connection.js'
+import { jsonOrNull, type KeyFinish } from './store.js'
 
 const OPTIMISTIC_ATTEMPTS = 4
 const UNIQUE_VIOLATION = '23505'
@@ -85,6 +89,44 @@ function ledgerStatements(s: string) {
         JOIN changed ON changed.i = p.i
         ON CONFLICT (kind, ref) DO UPDATE SET doc = excluded.doc, version = ${s}.ledger_docs.version + 1 RETURNING 1)
       SELECT i FROM changed`,
+    // writeMany that also finishes the provider's claims of the changed keys ($16–$26, one entry per item that
+    // finishes): the keys store's finish (postgres-store.ts), applied only where the change applied and the claim is
+    // still the owner's, so a change and its key's outcome commit together. Answers each changed item and whether
+    // its claim finished.
+    writeFinishMany: `WITH x AS (
+        SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[])
+          AS x(i, key, kind, ref, doc, version, outcome)),
+      changed AS (
+        UPDATE ${s}.ledger_docs d SET doc = COALESCE(x.doc, d.doc), version = d.version + 1
+        FROM x WHERE d.kind = x.kind AND d.ref = x.ref AND d.version = x.version
+          AND NOT EXISTS (
+            SELECT 1 FROM unnest($12::int[], $13::text[], $14::text[], $15::text[]) AS seen(i, kind, ref, doc)
+            LEFT JOIN ${s}.ledger_docs r ON r.kind = seen.kind AND r.ref = seen.ref
+            WHERE seen.i = x.i AND r.doc IS DISTINCT FROM seen.doc)
+        RETURNING x.i, x.key, x.kind, x.ref, x.outcome),
+      recorded AS (
+        INSERT INTO ${s}.ledger_keys (key, kind, ref, outcome)
+        SELECT key, kind, ref, outcome FROM changed WHERE outcome IS NOT NULL RETURNING 1),
+      put AS (
+        INSERT INTO ${s}.ledger_docs (kind, ref, doc)
+        SELECT p.kind, p.ref, p.doc FROM unnest($8::int[], $9::text[], $10::text[], $11::text[]) AS p(i, kind, ref, doc)
+        JOIN changed ON changed.i = p.i
+        ON CONFLICT (kind, ref) DO UPDATE SET doc = excluded.doc, version = ${s}.ledger_docs.version + 1 RETURNING 1),
+      f AS (
+        SELECT * FROM unnest($16::int[], $17::text[], $18::text[], $19::text[], $20::text[], $21::bigint[], $22::text[],
+          $23::text[], $24::bigint[], $25::text[], $26::text[])
+          AS f(i, owner, status, result, refusal, at, refund_ref, transaction_ref, amount_minor, currency, refund_status)),
+      finished AS (
+        UPDATE ${s}.operations o SET status = f.status, result = f.result, refusal = f.refusal, updated_at = f.at,
+          lease_until = 0
+        FROM changed JOIN f ON f.i = changed.i
+        WHERE o.key = changed.key AND o.owner = f.owner AND o.status = 'running' RETURNING f.i, o.key),
+      refunded AS (
+        INSERT INTO ${s}.refunds (refund_ref, key, transaction_ref, amount_minor, currency, status, created_at)
+        SELECT f.refund_ref, finished.key, f.transaction_ref, f.amount_minor, f.currency, f.refund_status, f.at
+        FROM f JOIN finished ON finished.i = f.i WHERE f.refund_ref IS NOT NULL
+        RETURNING 1)
+      SELECT changed.i, finished.i IS NOT NULL AS finished FROM changed LEFT JOIN finished ON finished.i = changed.i`,
   }
 }
 
@@ -106,8 +148,8 @@ interface LedgerDb {
   ): Promise<pg.QueryResult<R>>
   /** The optimistic read of one mutation (batched with concurrent ones). */
   read(r: ReadRequest): Promise<ReadRow>
-  /** The optimistic write of one mutation (batched): true if applied, false if the document's version moved on. */
-  write(w: WriteRequest): Promise<boolean>
+  /** The optimistic write of one mutation (batched): false if the document's version moved on. */
+  write(w: WriteRequest): Promise<WriteResult>
   /**
    * The documents (JSON) this process last read or wrote, by docId, with the version where known: a guess that lets a
    * mutation skip its read. It is never trusted — the write applies only at that version and with the related
@@ -160,7 +202,12 @@ interface WriteRequest {
   put: readonly LedgerDoc[] | undefined
   /** The related documents (JSON, null where missing) as the mutation saw them: the write applies only if unchanged. */
   seen: readonly Seen[]
+  /** The provider's claim of the key to finish with the change (ApplyOptions.finish). */
+  finish: { owner: string; record: KeyFinish } | undefined
 }
+
+/** What a write did: not applied (the document moved on), or applied, and whether it finished the key's claim. */
+type WriteResult = false | { finished: boolean | undefined }
 
 type Seen = { kind: string; ref: string; doc: string | null }
 
@@ -178,6 +225,7 @@ function ledgerDb(connection: PostgresConnection): LedgerDb {
     await ensureTables()
     // The optimistic writes commit without waiting for the WAL flush: the caller's answer waits for a later
     // synchronous commit (the key's finish), which flushes them. See unflushedPoolSettings (postgres-connection.ts).
+    // A write that finishes a key is the key's outcome: it waits for the flush like the keys store's finish.
     const pool = name === 'write' || name === 'writeMany' ? connection.unflushedPool : connection.pool
     return pool.query<R>({ name: `tollgate_ledger_${name}`, text: sql[name], values })
   }
@@ -202,40 +250,73 @@ function ledgerDb(connection: PostgresConnection): LedgerDb {
       return rs.map((_, i) => byItem.get(i))
     },
   })
-  const writeOne = async (w: WriteRequest) => {
+  const writeMany = async (ws: readonly WriteRequest[]): Promise<WriteResult[]> => {
+    const puts = ws.flatMap((w, i) => (w.put ?? []).map((d) => ({ i, ...d })))
+    const seen = ws.flatMap((w, i) => w.seen.map((d) => ({ i, ...d })))
+    const finishing = ws.flatMap((w, i) => (w.finish === undefined ? [] : [{ i, ...w.finish }]))
+    const values = [
+      ws.map((_, i) => i),
+      ws.map((w) => w.key),
+      ws.map((w) => w.kind),
+      ws.map((w) => w.ref),
+      ws.map((w) => w.doc),
+      ws.map((w) => w.version),
+      ws.map((w) => w.outcome),
+      puts.map((d) => d.i),
+      puts.map((d) => d.kind),
+      puts.map((d) => d.ref),
+      puts.map((d) => JSON.stringify(d.doc)),
+      seen.map((d) => d.i),
+      seen.map((d) => d.kind),
+      seen.map((d) => d.ref),
+      seen.map((d) => d.doc),
+    ]
+    if (finishing.length === 0) {
+      const changed = await run<{ i: number }>('writeMany', values)
+      const applied = new Set(changed.rows.map((row) => row.i))
+      return ws.map((_, i) => (applied.has(i) ? { finished: undefined } : false))
+    }
+    const changed = await run<{ i: number; finished: boolean }>('writeFinishMany', [
+      ...values,
+      ...finishValues(finishing),
+    ])
+    const finished = new Map(changed.rows.map((row) => [row.i, row.finished]))
+    return ws.map((w, i) => {
+      const f = finished.get(i)
+      return f === undefined ? false : { finished: w.finish === undefined ? undefined : f }
+    })
+  }
+  const writeOne = async (w: WriteRequest): Promise<WriteResult> => {
+    if (w.finish !== undefined) return (await writeMany([w]))[0] as WriteResult
     const seen = [w.seen.map((d) => d.kind), w.seen.map((d) => d.ref), w.seen.map((d) => d.doc)]
     const values = [w.key, w.kind, w.ref, w.doc, w.version, w.outcome, ...putArrays(w.put), ...seen]
-    return (await run<{ n: number }>('write', values)).rows[0]?.n === 1
+    return (await run<{ n: number }>('write', values)).rows[0]?.n === 1 ? { finished: undefined } : false
   }
-  const write = statementBatcher<WriteRequest, boolean>({
+  const write = statementBatcher<WriteRequest, WriteResult>({
     rowOf: (w) => `${w.kind}\u0000${w.ref}`,
     maxInFlight: BATCHES_IN_FLIGHT,
     runOne: writeOne,
-    runBatch: async (ws) => {
-      const puts = ws.flatMap((w, i) => (w.put ?? []).map((d) => ({ i, ...d })))
-      const seen = ws.flatMap((w, i) => w.seen.map((d) => ({ i, ...d })))
-      const changed = await run<{ i: number }>('writeMany', [
-        ws.map((_, i) => i),
-        ws.map((w) => w.key),
-        ws.map((w) => w.kind),
-        ws.map((w) => w.ref),
-        ws.map((w) => w.doc),
-        ws.map((w) => w.version),
-        ws.map((w) => w.outcome),
-        puts.map((d) => d.i),
-        puts.map((d) => d.kind),
-        puts.map((d) => d.ref),
-        puts.map((d) => JSON.stringify(d.doc)),
-        seen.map((d) => d.i),
-        seen.map((d) => d.kind),
-        seen.map((d) => d.ref),
-        seen.map((d) => d.doc),
-      ])
-      const applied = new Set(changed.rows.map((row) => row.i))
-      return ws.map((_, i) => applied.has(i))
-    },
+    runBatch: writeMany,
   })
   return { connection, ensureTables, run, read, write, known: new Map() }
+}
+
+/** The finish columns of writeFinishMany ($16–$26), one entry per item that finishes its key's claim. */
+function finishValues(fs: readonly { i: number; owner: string; record: KeyFinish }[]): unknown[][] {
+  const refund = (f: { record: KeyFinish }) => f.record.refund
+  return [
+    fs.map((f) => f.i),
+    fs.map((f) => f.owner),
+    fs.map((f) => f.record.outcome.status),
+    fs.map((f) => jsonOrNull(f.record.outcome.result)),
+    fs.map((f) => jsonOrNull(f.record.outcome.refusal)),
+    fs.map((f) => f.record.nowMs),
+    fs.map((f) => refund(f)?.refundRef ?? null),
+    fs.map((f) => refund(f)?.transactionRef ?? null),
+    fs.map((f) => refund(f)?.amountMinor ?? null),
+    fs.map((f) => refund(f)?.currency ?? null),
+    fs.map((f) => refund(f)?.status ?? null),
+  ]
 }
 
 const putArrays = (put: readonly LedgerDoc[] | undefined) => {
@@ -254,9 +335,10 @@ async function applyOptimistically(
   kind: string,
   ref: string,
   mutate: LedgerMutation<unknown>,
-  alsoRead: Related,
+  options: ApplyOptions,
   fromKnown: boolean,
 ): Promise<LedgerApplyResult<unknown> | 'retry' | 'locking'> {
+  const alsoRead = options.alsoRead ?? []
   const guessed = fromKnown ? readFromKnown(db, kind, ref, alsoRead) : undefined
   const got = guessed ?? (await db.read({ key, kind, ref, alsoRead }))
   if (got?.outcome != null) return { outcome: parse(got.outcome), replayed: true }
@@ -275,11 +357,24 @@ async function applyOptimistically(
   const outcome = change.record === false ? null : JSON.stringify(change.outcome)
   const doc = change.doc === undefined ? null : JSON.stringify(change.doc)
   const seen = alsoRead.map((d, i) => ({ kind: d.kind, ref: d.ref, doc: got.related[i] ?? null }))
+  const record = options.finish?.recordOf(change.outcome)
+  const finish = record === undefined ? undefined : { owner: options.finish?.owner ?? '', record }
   try {
-    const applied = await db.write({ key, kind, ref, doc, version: got.version, outcome, put: change.put, seen })
-    if (applied) {
+    const applied = await db.write({
+      key,
+      kind,
+      ref,
+      doc,
+      version: got.version,
+      outcome,
+      put: change.put,
+      seen,
+      finish,
+    })
+    if (applied !== false) {
       remember(db, kind, ref, doc ?? got.doc, String(BigInt(got.version) + 1n))
-      return { outcome: change.outcome, replayed: false }
+      const done = { outcome: change.outcome, replayed: false }
+      return applied.finished === undefined ? done : { ...done, finished: applied.finished }
     }
   } catch (error) {
     // Another writer recorded this key (through another document) first: re-read, and replay it.
@@ -373,16 +468,17 @@ export function openPostgresLedgerStore(connection: PostgresConnection): DemoLed
         const row = got.rows[0]
         return { doc: parse(row?.doc), list: (row?.list ?? []).map((d) => JSON.parse(d)) }
       }),
-    apply: <R>(key: string, kind: string, ref: string, mutate: LedgerMutation<R>, options?: ApplyOptions) =>
+    apply: <R>(key: string, kind: string, ref: string, mutate: LedgerMutation<R>, options?: ApplyOptions<R>) =>
       guard(async () => {
         const m = mutate as LedgerMutation<unknown>
-        const alsoRead = options?.alsoRead ?? []
+        const opts = (options ?? {}) as ApplyOptions
         for (let i = 0; i < OPTIMISTIC_ATTEMPTS; i++) {
-          const done = await applyOptimistically(db, key, kind, ref, m, alsoRead, i === 0)
+          const done = await applyOptimistically(db, key, kind, ref, m, opts, i === 0)
           if (done === 'locking') break
           if (done !== 'retry') return done as LedgerApplyResult<R>
         }
-        return (await applyLocked(db, key, kind, ref, m, alsoRead)) as LedgerApplyResult<R>
+        // The locking path does not finish the key: the caller's own finish follows (finished stays absent).
+        return (await applyLocked(db, key, kind, ref, m, opts.alsoRead ?? [])) as LedgerApplyResult<R>
       }),
     lookup: <R>(key: string) =>
       guard(async () => parse((await db.run<{ outcome: string }>('lookup', [key])).rows[0]?.outcome) as R | undefined),

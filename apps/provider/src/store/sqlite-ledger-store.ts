@@ -3,6 +3,10 @@ import type Database from 'better-sqlite3'
 import { StoreError } from '../errors.js'
 import type { ApplyOptions, DemoLedgerStore, LedgerApplyResult, LedgerDoc, LedgerMutation } from './ledger-store.js'
 import type { SqliteConnection } from './sqlite-connection.js'
+import type { KeyFinish } from './store.js'
+
+/** The keys store's finish, run inside the ledger's transaction (a savepoint of it). */
+export type FinishKey = (key: string, owner: string, finish: KeyFinish) => boolean
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS ledger_docs (kind TEXT NOT NULL, ref TEXT NOT NULL, doc TEXT NOT NULL, PRIMARY KEY (kind, ref));
@@ -33,7 +37,7 @@ function prepareLedgerStatements(db: Database.Database) {
 
 type LedgerStatements = ReturnType<typeof prepareLedgerStatements>
 
-function ledgerTransactions(db: Database.Database, q: LedgerStatements) {
+function ledgerTransactions(db: Database.Database, q: LedgerStatements, finishKey: FinishKey) {
   const readDoc = (kind: string, ref: string) => {
     const row = q.get.get(kind, ref) as { doc: string } | undefined
     return row === undefined ? undefined : (JSON.parse(row.doc) as Doc)
@@ -69,7 +73,13 @@ function ledgerTransactions(db: Database.Database, q: LedgerStatements) {
         const change = mutate(readDoc(kind, ref), undefined, related)
         writeDocs(kind, ref, change)
         if (change.record !== false) q.keyPut.run(key, kind, ref, JSON.stringify(change.outcome))
-        return { outcome: change.outcome, replayed: false }
+        const record = options?.finish?.recordOf(change.outcome)
+        if (record === undefined) return { outcome: change.outcome, replayed: false }
+        return {
+          outcome: change.outcome,
+          replayed: false,
+          finished: finishKey(key, options?.finish?.owner ?? '', record),
+        }
       },
     ),
     rewrite: db.transaction((key: string, kind: string, ref: string, mutate: LedgerMutation<unknown>): unknown => {
@@ -85,13 +95,13 @@ function ledgerTransactions(db: Database.Database, q: LedgerStatements) {
 }
 
 /** The ledger store on an open connection (creates its tables). */
-export function openSqliteLedgerStore(c: SqliteConnection): DemoLedgerStore {
+export function openSqliteLedgerStore(c: SqliteConnection, finishKey: FinishKey): DemoLedgerStore {
   try {
     c.db.exec(SCHEMA)
   } catch (cause) {
     throw new StoreError('cannot create the demo ledger tables', { cause })
   }
-  const tx = ledgerTransactions(c.db, prepareLedgerStatements(c.db))
+  const tx = ledgerTransactions(c.db, prepareLedgerStatements(c.db), finishKey)
   return {
     kind: 'sqlite',
     seed: (docs) => c.write(() => tx.seed(docs)),
@@ -107,12 +117,14 @@ export function openSqliteLedgerStore(c: SqliteConnection): DemoLedgerStore {
         }
         return { doc, list }
       }),
-    apply: <R>(key: string, kind: string, ref: string, mutate: LedgerMutation<R>, options?: ApplyOptions) =>
+    apply: <R>(key: string, kind: string, ref: string, mutate: LedgerMutation<R>, options?: ApplyOptions<R>) =>
       c.write(
-        () => tx.apply(key, kind, ref, mutate as LedgerMutation<unknown>, options) as LedgerApplyResult<R>,
-        // Answered at its COMMIT: the demo ledger's only caller, the provider's rules, records the outcome next (a
-        // finish that waits for the WAL sync, which covers this commit) before answering; reads wait for it too.
-        () => false,
+        () =>
+          tx.apply(key, kind, ref, mutate as LedgerMutation<unknown>, options as ApplyOptions) as LedgerApplyResult<R>,
+        // Without a finish, answered at its COMMIT: the demo ledger's only caller, the provider's rules, records the
+        // outcome next (a finish that waits for the WAL sync, which covers this commit) before answering; reads wait
+        // for it too. A finish made here is the key's outcome: it waits for the sync like any finish.
+        (applied) => applied.finished !== undefined,
       ),
     lookup: <R>(key: string) => c.read(() => tx.readOutcome(key) as R | undefined),
     rewrite: <R>(key: string, kind: string, ref: string, mutate: LedgerMutation<R>) =>

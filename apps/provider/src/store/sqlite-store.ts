@@ -54,8 +54,11 @@ export function openSqliteStore(
   hooks: SqliteConnectionHooks = {},
 ): SqliteStore {
   const connection = openSqliteConnection(file, options.durability ?? 'power-loss', SCHEMA, hooks)
-  const store = keysStore(connection, keyTransactions(connection.db, prepareKeyStatements(connection.db)))
-  attachLedgerStore(store, () => openSqliteLedgerStore(connection))
+  const tx = keyTransactions(connection.db, prepareKeyStatements(connection.db))
+  const store = keysStore(connection, tx)
+  attachLedgerStore(store, () =>
+    openSqliteLedgerStore(connection, (key, owner, f) => tx.finish(key, owner, f.outcome, f.refund, f.nowMs)),
+  )
   return store
 }
 

@@ -59,6 +59,13 @@ export interface RefundRecord {
   status: 'pending' | 'succeeded'
 }
 
+/** A claim's outcome as it is recorded: what finish() takes, for a finish made inside another write (ledger-store.ts). */
+export interface KeyFinish {
+  outcome: Outcome
+  refund?: RefundRecord
+  nowMs: number
+}
+
 export interface Store {
   readonly kind: 'sqlite' | 'postgres'
   /** Claims a key (INSERT … ON CONFLICT): at most one live owner per key across every process sharing the database. */
