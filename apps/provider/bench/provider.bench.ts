@@ -348,7 +348,7 @@ console.log(
 )
 console.log('unit: calls/s for modern single requests, attempts/s (4 requests each) for legacy')
 console.log(
-  'provider = SQLite durability power-loss (default); provider-pc = process-crash; provider-pg = PostgreSQL (synchronous_commit as the server has it for the finish; claims and ledger writes do not wait for the flush)',
+  'provider = SQLite durability power-loss (default); provider-pc = process-crash; provider-pg = PostgreSQL (synchronous_commit as the server has it for refund outcomes; claims do not wait for the flush)',
 )
 console.log(`servers ${HAS_TASKSET ? `pinned to core ${SERVER_CORE} (taskset)` : 'not pinned (no taskset)'}`)
 console.log(

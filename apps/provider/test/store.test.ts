@@ -9,6 +9,7 @@ import pg from 'pg'
 import {
   DemoLedger,
   demoLedgerStore,
+  type KeyFinish,
   openPostgresStore,
   openSqliteStore,
   ProviderRules,
@@ -98,6 +99,9 @@ const refund = (ref: string, status: 'pending' | 'succeeded' = 'succeeded') => (
   currency: 'USD',
   status,
 })
+
+/** A key's record without its refund record. */
+const withoutRefund = ({ refund: _refund, ...rest }: KeyFinish): KeyFinish => rest
 
 for (const backend of [sqliteBackend(), postgresBackend()] as (Backend & { next: string })[]) {
   describe(`store contract on ${backend.name}`, { skip: backend.skip }, () => {
@@ -357,7 +361,7 @@ for (const backend of [sqliteBackend(), postgresBackend()] as (Backend & { next:
           ledger.apply(`gk-${ref}`, 'charge', ref, add(1), {
             finish: {
               owner: 'a',
-              recordOf: (o: { added: number }) => ({ ...recordOf(`gk-${ref}`, `re_${ref}`)(o), refund: undefined }),
+              recordOf: (o: { added: number }) => withoutRefund(recordOf(`gk-${ref}`, `re_${ref}`)(o)),
             },
           }),
         ),
@@ -370,28 +374,168 @@ for (const backend of [sqliteBackend(), postgresBackend()] as (Backend & { next:
       assert.equal((await ledger.get('charge', 'ch_f'))?.total, 12)
     })
 
-    test("rules over the demo ledger: on PostgreSQL a refund's outcome commits with its ledger change, in no finish of its own", async () => {
+    test('rules over the demo ledger: on PostgreSQL a refund is one write once the charge is known, else two', async () => {
       const ledger = demoLedgerStore(store)
       const billing = new DemoLedger(ledger)
       await billing.seed()
-      // Counts the store's own finishes. On PostgreSQL a refund that succeeds and replays without one was finished
-      // with its change; on SQLite the server still finishes it (one group commit either way).
+      // Counts the store's own claims and finishes. On PostgreSQL the first refund of a charge this process does not
+      // know yet claims, then finishes with its ledger write; the next claims, changes and finishes in one statement.
+      // On SQLite the server claims and finishes every refund itself (the writes share group commits anyway).
+      let claims = 0
       let finishes = 0
       const counted: Store = {
         ...store,
+        claim: (r) => {
+          claims++
+          return store.claim(r)
+        },
         finish: (...args) => {
           finishes++
           return store.finish(...args)
         },
       }
       const rules = new ProviderRules({ store: counted, billing })
-      const request = { transaction_ref: 'ch_1001', amount: { amount_minor: 5, currency: 'USD' }, reason: 'goodwill' }
-      const args = { idempotency_key: 'rk1', request: { ...request, dry_run: false } }
-      const first = await rules.refund(args)
+      const refundOf = (key: string) => ({
+        idempotency_key: key,
+        request: {
+          transaction_ref: 'ch_1001',
+          amount: { amount_minor: 5, currency: 'USD' },
+          reason: 'goodwill',
+          dry_run: false,
+        },
+      })
+      const first = await rules.refund(refundOf('rk1'))
       assert.equal(first.ok, true, JSON.stringify(first))
       assert.equal((await store.get('rk1'))?.status, 'succeeded')
-      assert.deepEqual(await rules.refund(args), first)
-      assert.equal(finishes, store.kind === 'postgres' ? 0 : 1)
+      assert.deepEqual([claims, finishes], store.kind === 'postgres' ? [1, 0] : [1, 1])
+      const second = await rules.refund(refundOf('rk2'))
+      assert.equal(second.ok, true, JSON.stringify(second))
+      assert.equal((await store.get('rk2'))?.status, 'succeeded')
+      assert.deepEqual([claims, finishes], store.kind === 'postgres' ? [1, 0] : [2, 2])
+      // Replays answer the first answers' bytes, whichever path wrote them.
+      assert.deepEqual(await rules.refund(refundOf('rk1')), first)
+      assert.deepEqual(await rules.refund(refundOf('rk2')), second)
+      assert.equal((await ledger.get('transaction', 'ch_1001'))?._refunded_minor, 10)
+    })
+
+    test('ledger: applyClaiming writes a new key, its change and both outcomes at once, or nothing', async () => {
+      const ledger = demoLedgerStore(store)
+      await ledger.seed([{ kind: 'charge', ref: 'ch_c', doc: { total: 0 } }])
+      const add = (amount: number) => (doc: Record<string, unknown> | undefined) =>
+        doc === undefined
+          ? { outcome: { added: 0 }, record: false }
+          : {
+              doc: { total: Number(doc.total) + amount },
+              put: [{ kind: 'row:ch_c', ref: `r${amount}`, doc: { amount } }],
+              outcome: { added: amount },
+            }
+      const recordOf = (ref: string) => (outcome: { added: number }) => ({
+        outcome: { status: 'succeeded' as const, result: { ...outcome }, refusal: null },
+        refund: { ...refund(ref), transactionRef: 'ch_c' },
+        nowMs: 7000,
+      })
+      // The usual path first, so this process knows the charge (PostgreSQL answers only from known documents).
+      await store.claim(claimOf('ck0', 'a', 1000))
+      await ledger.apply('ck0', 'charge', 'ch_c', add(1), { finish: { owner: 'a', recordOf: recordOf('re_ck0') } })
+      const done = await ledger.applyClaiming(claimOf('ck1', 'o1', 1000), 'charge', 'ch_c', add(2), {
+        recordOf: recordOf('re_ck1'),
+      })
+      assert.deepEqual(done, { outcome: { added: 2 } })
+      const row = await store.get('ck1')
+      assert.equal(row?.status, 'succeeded')
+      assert.equal(row?.owner, 'o1')
+      assert.equal(row?.leaseUntilMs, 0)
+      assert.deepEqual(row?.result, { added: 2 })
+      assert.deepEqual(await ledger.lookup('ck1'), { added: 2 })
+      assert.deepEqual(await ledger.get('charge', 'ch_c'), { total: 3 })
+      assert.deepEqual(await ledger.get('row:ch_c', 'r2'), { amount: 2 })
+      assert.deepEqual((await store.refundsFor('ch_c')).map((r) => r.refundRef).sort(), ['re_ck0', 're_ck1'])
+      // A key the server has (running or final), a key the ledger has, a mutation that records nothing, recordOf
+      // answering undefined: nothing is written.
+      await store.claim(claimOf('ck2', 'other', 1000))
+      const unchanged = async () => {
+        assert.deepEqual(await ledger.get('charge', 'ch_c'), { total: 3 })
+        assert.equal((await store.refundsFor('ch_c')).length, 2)
+      }
+      assert.equal(
+        await ledger.applyClaiming(claimOf('ck2', 'o2', 1000), 'charge', 'ch_c', add(4), {
+          recordOf: recordOf('re_ck2'),
+        }),
+        undefined,
+      )
+      assert.equal((await store.get('ck2'))?.owner, 'other')
+      assert.equal(
+        await ledger.applyClaiming(claimOf('ck1', 'o3', 1000), 'charge', 'ch_c', add(4), {
+          recordOf: recordOf('re_x'),
+        }),
+        undefined,
+      )
+      await ledger.apply('lk-only', 'charge', 'ch_none', () => ({ outcome: 'x' }))
+      assert.equal(
+        await ledger.applyClaiming(claimOf('lk-only', 'o4', 1000), 'charge', 'ch_c', add(4), {
+          recordOf: recordOf('re_y'),
+        }),
+        undefined,
+      )
+      assert.equal(await store.get('lk-only'), undefined)
+      assert.equal(
+        await ledger.applyClaiming(claimOf('ck5', 'o5', 1000), 'charge', 'ch_none', add(4), {
+          recordOf: recordOf('re_z'),
+        }),
+        undefined,
+      )
+      assert.equal(
+        await ledger.applyClaiming(claimOf('ck6', 'o6', 1000), 'charge', 'ch_c', add(4), { recordOf: () => undefined }),
+        undefined,
+      )
+      for (const key of ['ck5', 'ck6']) assert.equal(await store.get(key), undefined)
+      await unchanged()
+      // Another replica changes the charge: this process's knowledge is stale. PostgreSQL writes nothing (the usual
+      // path then reads); SQLite reads inside its transaction and goes through. Either way the total is exact.
+      const replica = await backend.open()
+      try {
+        await store.claim(claimOf('ck7', 'r', 1000))
+        await demoLedgerStore(replica).apply('ck7', 'charge', 'ch_c', add(10))
+        const stale = await ledger.applyClaiming(claimOf('ck8', 'o8', 1000), 'charge', 'ch_c', add(20), {
+          recordOf: recordOf('re_ck8'),
+        })
+        if (store.kind === 'postgres') {
+          assert.equal(stale, undefined)
+          assert.equal(await store.get('ck8'), undefined)
+          assert.deepEqual(await ledger.get('charge', 'ch_c'), { total: 13 })
+        } else {
+          assert.deepEqual(stale, { outcome: { added: 20 } })
+          assert.deepEqual(await ledger.get('charge', 'ch_c'), { total: 33 })
+        }
+        // Ten keys, each sent from both replicas at once: every key is written once, every change counted once.
+        const before = Number((await ledger.get('charge', 'ch_c'))?.total)
+        await Promise.all(
+          Array.from({ length: 10 }, (_, i) =>
+            ledger.apply(`prime-${i}`, 'charge', 'ch_c', () => ({ outcome: 0, record: false })),
+          ),
+        )
+        const results = await Promise.all(
+          Array.from({ length: 20 }, (_, i) =>
+            demoLedgerStore(i % 2 === 0 ? store : replica).applyClaiming(
+              claimOf(`cc-${i % 10}`, `owner-${i}`, 1000),
+              'charge',
+              'ch_c',
+              (doc) => ({ doc: { total: Number(doc?.total) + 100 }, outcome: { added: 100 } }),
+              { recordOf: (o) => withoutRefund(recordOf(`re_cc${i}`)(o)) },
+            ),
+          ),
+        )
+        const written = results.filter((r) => r !== undefined).length
+        for (let k = 0; k < 10; k++) {
+          const twice = [results[k], results[k + 10]].filter((r) => r !== undefined).length
+          assert.ok(twice <= 1, `key cc-${k} written ${twice} times`)
+          if (twice === 1) assert.equal((await store.get(`cc-${k}`))?.status, 'succeeded')
+          else assert.equal(await store.get(`cc-${k}`), undefined)
+        }
+        assert.equal(Number((await ledger.get('charge', 'ch_c'))?.total), before + 100 * written)
+      } finally {
+        await replica.close()
+      }
     })
 
     test('retention: final keys older than the window are purged, never below 30 days', async () => {
@@ -459,6 +603,64 @@ describe('the provider over PostgreSQL', { skip: pgSkip }, () => {
     } finally {
       await a.stop()
       await b.stop()
+    }
+  })
+})
+
+describe('applyClaiming on PostgreSQL: replicas racing on one charge', { skip: pgSkip }, () => {
+  const schema = `tollgate_provider_c${process.pid}_${Date.now().toString(36)}`
+  after(async () => {
+    const c = new pg.Client({ connectionString: PG_URL })
+    await c.connect()
+    await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
+    await c.end()
+  })
+
+  test('two statements that read one version of the charge: the first writes, the second writes nothing', async () => {
+    const open = () => openPostgresStore({ connectionString: PG_URL, schema, maxConnections: 4 })
+    const [a, b] = [await open(), await open()]
+    const holder = new pg.Client({ connectionString: PG_URL })
+    await holder.connect()
+    try {
+      await demoLedgerStore(a).seed([{ kind: 'charge', ref: 'ch_r', doc: { total: 0 } }])
+      // Both replicas learn the charge at one version: an apply reads it (and remembers it), and a mutation that
+      // throws then writes nothing.
+      const learn = () => {
+        throw new Error('only reading')
+      }
+      for (const s of [a, b]) await assert.rejects(demoLedgerStore(s).apply('learn', 'charge', 'ch_r', learn))
+      // A third session holds the charge's row lock, so both statements start (and take their snapshots) before
+      // either can change it; then it lets go, changing nothing.
+      await holder.query('BEGIN')
+      await holder.query(`SELECT 1 FROM ${schema}.ledger_docs WHERE kind = 'charge' AND ref = 'ch_r' FOR UPDATE`)
+      const bump = (doc: Record<string, unknown> | undefined) => ({
+        doc: { total: Number(doc?.total) + 100 },
+        outcome: 1,
+      })
+      const recordOf = () => ({ outcome: { status: 'succeeded' as const, result: {}, refusal: null }, nowMs: 1 })
+      const racing = [a, b].map((s, i) =>
+        demoLedgerStore(s).applyClaiming(claimOf(`race-${i}`, `o${i}`, 1000), 'charge', 'ch_r', bump, { recordOf }),
+      )
+      const waiting = async () =>
+        Number(
+          (
+            await holder.query(
+              "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%ledger_docs%'",
+            )
+          ).rows[0]?.n,
+        )
+      for (let i = 0; i < 200 && (await waiting()) < 2; i++) await new Promise((r) => setTimeout(r, 10))
+      assert.equal(await waiting(), 2, 'both statements wait for the charge')
+      await holder.query('COMMIT')
+      const results = await Promise.all(racing)
+      assert.equal(results.filter((r) => r !== undefined).length, 1)
+      assert.deepEqual(await demoLedgerStore(a).get('charge', 'ch_r'), { total: 100 })
+      const written = await Promise.all([a.get('race-0'), b.get('race-1')])
+      assert.equal(written.filter((r) => r !== undefined).length, 1)
+    } finally {
+      await holder.end()
+      await a.close()
+      await b.close()
     }
   })
 })

@@ -2,7 +2,8 @@
 // the keys store's database). Keyed mutations are atomic and idempotent on the key (DemoLedgerStore.apply), as a real processor's API would be.
 import { randomUUID } from 'node:crypto'
 import { cancelRefusal, refundRefusal } from '../rules/refusals.js'
-import type { DemoLedgerStore } from '../store/ledger-store.js'
+import type { DemoLedgerStore, LedgerMutation } from '../store/ledger-store.js'
+import type { ClaimRequest, KeyFinish } from '../store/store.js'
 import { demoFixtures } from './fixtures.js'
 import type {
   BillingPort,
@@ -249,60 +250,91 @@ export class DemoLedger implements BillingPort {
     return sameTransaction === undefined || this.#store.kind !== 'postgres' ? undefined : finishWith(sameTransaction)
   }
 
+  /** A refund as a ledger mutation: the generic rules, the account and holds under the charge's lock, then the row. */
+  #refundMutation(idempotencyKey: string, command: RefundCommand, nowMs: number): LedgerMutation<RefundStored> {
+    return (doc, _prior, related) => {
+      if (doc === undefined) return { outcome: { status: 'not_found' }, record: false }
+      const customer = related?.[0]
+      const hold = doc._hold as { code: string; message: string } | undefined
+      // The dry run's order: the generic rules (the server's pre-check), then the account, then holds.
+      const refusal: BillingRefusal | undefined =
+        refundRefusal(withRefundedTotal(doc), undefined, command) ??
+        refundRefusal(withRefundedTotal(doc), customer, command) ??
+        (hold === undefined ? undefined : { status: 'refused', code: hold.code, message: hold.message })
+      if (refusal !== undefined) return { outcome: { operation: 'refund', ...refusal } }
+      const refundRef = timeOrderedRefundRef(nowMs)
+      const pending = doc._refund_mode === 'pending'
+      const at = iso(nowMs)
+      const record = {
+        at,
+        amount: { amount_minor: command.amount.amount_minor, currency: command.amount.currency },
+        idempotency_key: idempotencyKey,
+        reversed_at: null,
+      }
+      // Rows list in creation order (time, then the random ref).
+      const rowRef = `${String(nowMs).padStart(15, '0')}:${refundRef}`
+      const refunded = (typeof doc[REFUNDED] === 'number' ? (doc[REFUNDED] as number) : 0) + command.amount.amount_minor
+      const out: StoredOutcome = pending
+        ? {
+            operation: 'refund',
+            status: 'pending',
+            refund_ref: refundRef,
+            transaction_ref: command.transaction_ref,
+            settle_at: nowMs + this.#settleAfterMs,
+            row_ref: rowRef,
+          }
+        : { operation: 'refund', status: 'succeeded', refund_ref: refundRef, processed_at: at }
+      return {
+        doc: { ...doc, [REFUNDED]: refunded },
+        put: [{ kind: refundKind(command.transaction_ref), ref: rowRef, doc: record }],
+        outcome: out,
+      }
+    }
+  }
+
+  /**
+   * A new key's refund, its claim and its outcome as one write (DemoLedgerStore.applyClaiming). Answers undefined,
+   * having written nothing, when that cannot be done; the server then takes its usual path.
+   */
+  async refundClaiming(
+    idempotencyKey: string,
+    command: RefundCommand,
+    claim: ClaimRequest,
+    recordOf: (outcome: LookupOutcome) => KeyFinish,
+  ): Promise<LookupOutcome | undefined> {
+    // PostgreSQL only: there one statement instead of two round trips (claim, write) measured +4% to +38% refunds/s
+    // per round (6 of 6, alternated 5 s runs at c=16), CPU per refund 10–24% lower. On SQLite, where the three
+    // writes share group commits anyway, one write per refund measured 6–18% slower (6 of 6), CPU per refund higher.
+    if (this.#afterRefund !== undefined || this.#store.kind !== 'postgres') return undefined
+    const customerRef = await this.#customerRefOf(command.transaction_ref)
+    const done = await this.#store.applyClaiming<RefundStored>(
+      claim,
+      'transaction',
+      command.transaction_ref,
+      this.#refundMutation(idempotencyKey, command, this.#now()),
+      {
+        ...alsoReadCustomer(customerRef),
+        recordOf: (o) => (o.status === 'not_found' ? undefined : recordOf(stripOutcome(o))),
+      },
+    )
+    return done === undefined || done.outcome.status === 'not_found' ? undefined : stripOutcome(done.outcome)
+  }
+
   async refund(
     idempotencyKey: string,
     command: RefundCommand,
     sameTransaction?: SameTransactionOutcome,
   ): Promise<RefundOutcome> {
     const customerRef = await this.#customerRefOf(command.transaction_ref)
-    const nowMs = this.#now()
     const finish = this.#afterRefund === undefined ? this.#finishWith(sameTransaction) : undefined
-    const applied = await this.#store.apply<StoredOutcome | { status: 'not_found' }>(
+    const applied = await this.#store.apply<RefundStored>(
       idempotencyKey,
       'transaction',
       command.transaction_ref,
-      (doc, _prior, related) => {
-        if (doc === undefined) return { outcome: { status: 'not_found' }, record: false }
-        const customer = related?.[0]
-        const hold = doc._hold as { code: string; message: string } | undefined
-        // The dry run's order: the generic rules (the server's pre-check), then the account, then holds.
-        const refusal: BillingRefusal | undefined =
-          refundRefusal(withRefundedTotal(doc), undefined, command) ??
-          refundRefusal(withRefundedTotal(doc), customer, command) ??
-          (hold === undefined ? undefined : { status: 'refused', code: hold.code, message: hold.message })
-        if (refusal !== undefined) return { outcome: { operation: 'refund', ...refusal } }
-        const refundRef = timeOrderedRefundRef(nowMs)
-        const pending = doc._refund_mode === 'pending'
-        const at = iso(nowMs)
-        const record = {
-          at,
-          amount: { amount_minor: command.amount.amount_minor, currency: command.amount.currency },
-          idempotency_key: idempotencyKey,
-          reversed_at: null,
-        }
-        // Rows list in creation order (time, then the random ref).
-        const rowRef = `${String(nowMs).padStart(15, '0')}:${refundRef}`
-        const refunded =
-          (typeof doc[REFUNDED] === 'number' ? (doc[REFUNDED] as number) : 0) + command.amount.amount_minor
-        const out: StoredOutcome = pending
-          ? {
-              operation: 'refund',
-              status: 'pending',
-              refund_ref: refundRef,
-              transaction_ref: command.transaction_ref,
-              settle_at: nowMs + this.#settleAfterMs,
-              row_ref: rowRef,
-            }
-          : { operation: 'refund', status: 'succeeded', refund_ref: refundRef, processed_at: at }
-        return {
-          doc: { ...doc, [REFUNDED]: refunded },
-          put: [{ kind: refundKind(command.transaction_ref), ref: rowRef, doc: record }],
-          outcome: out,
-        }
-      },
+      this.#refundMutation(idempotencyKey, command, this.#now()),
       {
         // The customer (account restrictions) is read in the same round trip as the charge.
-        ...(customerRef !== undefined && { alsoRead: [{ kind: 'customer', ref: customerRef }] }),
+        ...alsoReadCustomer(customerRef),
         ...(finish !== undefined && { finish }),
       },
     )
@@ -401,6 +433,11 @@ function finishWith(sameTransaction: SameTransactionOutcome) {
       o.status === 'not_found' ? undefined : sameTransaction.recordOf(stripOutcome(o)),
   }
 }
+
+type RefundStored = StoredOutcome | { status: 'not_found' }
+
+const alsoReadCustomer = (customerRef: string | undefined) =>
+  customerRef === undefined ? {} : { alsoRead: [{ kind: 'customer', ref: customerRef }] }
 
 function stripOutcome(o: StoredOutcome): LookupOutcome {
   const { transaction_ref: _t, subscription_ref: _s, settle_at: _a, row_ref: _r, ...rest } = o

@@ -1,6 +1,6 @@
 // The billing-system port: the one place a merchant replaces the demo ledger with calls to their own system.
 // Objects are merchant-provider/v1 contract objects (field names as in the contract's schemas).
-import type { KeyFinish } from '../store/store.js'
+import type { ClaimRequest, KeyFinish } from '../store/store.js'
 
 export interface Money {
   /** Integer minor units (cents); never a float. */
@@ -100,6 +100,18 @@ export interface BillingPort {
   assessRefund?(command: RefundCommand): Promise<BillingRefusal | undefined>
   assessCancel?(command: CancelCommand): Promise<BillingRefusal | undefined>
   refund(idempotencyKey: string, command: RefundCommand, outcome?: SameTransactionOutcome): Promise<RefundOutcome>
+  /**
+   * For a billing system in the server's own store only (the demo ledger); leave it out in one of your own. A refund
+   * under a key new to the server, with the key's claim and outcome, as one transaction (`claim` as the server would
+   * make it; recordOf gives the key's record of an outcome). Answers undefined, having written nothing, when it cannot
+   * do all of that at once; the server then claims, calls refund() and records, as usual.
+   */
+  refundClaiming?(
+    idempotencyKey: string,
+    command: RefundCommand,
+    claim: ClaimRequest,
+    recordOf: (outcome: LookupOutcome) => KeyFinish,
+  ): Promise<LookupOutcome | undefined>
   cancelSubscription(
     idempotencyKey: string,
     command: CancelCommand,

@@ -11,7 +11,15 @@ import type {
   RefundCommand,
   SameTransactionOutcome,
 } from '../billing/port.js'
-import type { OperationKind, OperationRow, Outcome, RefundRecord, Store } from '../store/store.js'
+import type {
+  ClaimRequest,
+  KeyFinish,
+  OperationKind,
+  OperationRow,
+  Outcome,
+  RefundRecord,
+  Store,
+} from '../store/store.js'
 import { fail, invalid, notFound, ok, type ToolAnswer } from './answers.js'
 import { cancelRefusal, refundRefusal } from './refusals.js'
 
@@ -137,6 +145,10 @@ export class ProviderRules {
         return done.status === 'not_found' ? 'not_found' : { operation: 'refund', ...done }
       },
       (o) => refundResult(key, command, o),
+      // Only a billing system that applies the generic refusals itself: this path has no pre-check.
+      this.#billing.refundClaiming === undefined || this.#billing.appliesGenericRefusals !== true
+        ? undefined
+        : (claim, recordOf) => this.#billing.refundClaiming?.(key, command, claim, recordOf),
     )
   }
 
@@ -206,23 +218,22 @@ export class ProviderRules {
     targetRef: string,
     run: (recovering: boolean, sameTransaction: SameTransactionOutcome) => Promise<LookupOutcome | 'not_found'>,
     toOutcome: (o: LookupOutcome) => { outcome: Outcome; refund?: RefundRecord },
+    /** A billing system in this store's database: claim, call and record as one write (BillingPort.refundClaiming). */
+    claiming?: (
+      claim: ClaimRequest,
+      recordOf: (o: LookupOutcome) => KeyFinish,
+    ) => Promise<LookupOutcome | undefined> | undefined,
   ): Promise<ToolAnswer> {
     const owner = `${this.#instance}:${++this.#seq}`
-    const claim = await this.#store.claim({
-      key,
-      fingerprint,
-      operation,
-      targetRef,
-      owner,
-      nowMs: this.#now(),
-      leaseMs: this.#leaseMs,
-    })
+    const request = { key, fingerprint, operation, targetRef, owner, nowMs: this.#now(), leaseMs: this.#leaseMs }
+    const recordOf = (o: LookupOutcome) => ({ ...toOutcome(o), nowMs: this.#now() })
+    // Written as one, or not at all (a key seen before, a charge that moved…): then the usual path, which finds out.
+    const inOneWrite = await claiming?.(request, recordOf)
+    if (inOneWrite !== undefined) return answerOf(toOutcome(inOneWrite).outcome)
+    const claim = await this.#store.claim(request)
     if (claim.kind === 'exists') return this.#replay(claim.row, fingerprint)
     // A billing system in this store's database (the demo ledger) records the outcome with its change.
-    const sameTransaction: SameTransactionOutcome = {
-      owner,
-      recordOf: (o) => ({ ...toOutcome(o), nowMs: this.#now() }),
-    }
+    const sameTransaction: SameTransactionOutcome = { owner, recordOf }
     let done: LookupOutcome | 'not_found'
     try {
       done = await run(claim.recovering, sameTransaction)

@@ -1,7 +1,7 @@
 // The demo ledger's own store: billing documents and the outcomes of keyed ledger mutations. It exists for the demo
 // ledger (fakemerchant) only; a merchant's Store (store.ts) never carries it. It shares the keys store's database
 // (same SQLite connection and group commit, same PostgreSQL pool), in tables of its own created on first use.
-import type { KeyFinish, Store } from './store.js'
+import type { ClaimRequest, KeyFinish, Store } from './store.js'
 
 /** A ledger document (demo billing data). */
 export interface LedgerDoc {
@@ -51,6 +51,13 @@ export interface ApplyOptions<R = unknown> {
   finish?: { owner: string; recordOf(outcome: R): KeyFinish | undefined }
 }
 
+export interface ClaimingOptions<R> {
+  /** As ApplyOptions.alsoRead. */
+  alsoRead?: readonly { kind: string; ref: string }[]
+  /** The key's record of the mutation's outcome; undefined: write nothing. */
+  recordOf(outcome: R): KeyFinish | undefined
+}
+
 export interface DemoLedgerStore {
   readonly kind: 'sqlite' | 'postgres'
   /** Inserts documents that are not there yet (existing ones keep their state). */
@@ -81,6 +88,21 @@ export interface DemoLedgerStore {
     mutate: LedgerMutation<R>,
     options?: ApplyOptions<R>,
   ): Promise<LedgerApplyResult<R>>
+  /**
+   * A new key in one transaction (one statement on PostgreSQL): claims it for the server, applies the mutation and
+   * records both outcomes (the ledger's, and the key's from recordOf) — a refund in one write. Only when the key is in
+   * neither the keys store nor the ledger, the mutation records an outcome and recordOf gives the key's record; on
+   * PostgreSQL the documents must also be known to this process (it read or wrote them last) and still as it knew
+   * them. Otherwise nothing is written and it answers undefined: the caller takes the usual path (claim, apply,
+   * finish), which also finds out why. Durable when it answers.
+   */
+  applyClaiming<R>(
+    claim: ClaimRequest,
+    kind: string,
+    ref: string,
+    mutate: LedgerMutation<R>,
+    options: ClaimingOptions<R>,
+  ): Promise<{ outcome: R } | undefined>
   /** The recorded outcome of a keyed mutation, if any. */
   lookup<R>(key: string): Promise<R | undefined>
   /** Replaces a key's recorded outcome and the doc in one transaction (pending settlement). */

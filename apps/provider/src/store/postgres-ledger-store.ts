@@ -8,10 +8,17 @@
 // key's outcome and its refund record commit together, and a refund takes two round trips (claim, write) instead of
 // three.
 import type pg from 'pg'
-import type { ApplyOptions, DemoLedgerStore, LedgerApplyResult, LedgerDoc, LedgerMutation } from './ledger-store.js'
+import type {
+  ApplyOptions,
+  ClaimingOptions,
+  DemoLedgerStore,
+  LedgerApplyResult,
+  LedgerDoc,
+  LedgerMutation,
+} from './ledger-store.js'
 import { statementBatcher } from './postgres-batch.js'
 import { BATCHES_IN_FLIGHT, jsonbToText, type PostgresConnection, runSchemaDdl } from './postgres-connection.js'
-import { jsonOrNull, type KeyFinish } from './store.js'
+import { type ClaimRequest, jsonOrNull, type KeyFinish } from './store.js'
 
 const OPTIMISTIC_ATTEMPTS = 4
 const UNIQUE_VIOLATION = '23505'
@@ -127,6 +134,48 @@ function ledgerStatements(s: string) {
         FROM f JOIN finished ON finished.i = f.i WHERE f.refund_ref IS NOT NULL
         RETURNING 1)
       SELECT changed.i, finished.i IS NOT NULL AS finished FROM changed LEFT JOIN finished ON finished.i = changed.i`,
+    // New keys claimed, changed and finished in one statement (DemoLedgerStore.applyClaiming). An item goes through
+    // only if its document is still at the version the mutation saw (row-locked here, so it stays there), its related
+    // documents are unchanged and the ledger has no outcome for its key (locked), and its key's row could be
+    // inserted, already final (claimed; ON CONFLICT waits for a concurrent insert of the key, then skips). The
+    // change, the ledger's outcome, the rows it puts and the server's refund record follow only for the items this
+    // statement inserted (mine: key and owner, so a key sent twice in one batch is written once). Answers those items.
+    claimWriteMany: `WITH x AS (
+        SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[],
+          $8::text[], $9::text[], $10::text[], $11::text[], $12::bigint[], $13::text[], $14::text[], $15::text[],
+          $16::text[], $17::text[], $18::bigint[], $19::text[], $20::text[])
+          AS x(i, key, kind, ref, doc, version, outcome, fingerprint, operation, target_ref, owner, at, status, result,
+            refusal, refund_ref, transaction_ref, amount_minor, currency, refund_status)),
+      locked AS (
+        SELECT x.i FROM x JOIN ${s}.ledger_docs d ON d.kind = x.kind AND d.ref = x.ref AND d.version = x.version
+        WHERE NOT EXISTS (SELECT 1 FROM ${s}.ledger_keys k WHERE k.key = x.key)
+          AND NOT EXISTS (
+            SELECT 1 FROM unnest($21::int[], $22::text[], $23::text[], $24::text[]) AS seen(i, kind, ref, doc)
+            LEFT JOIN ${s}.ledger_docs r ON r.kind = seen.kind AND r.ref = seen.ref
+            WHERE seen.i = x.i AND r.doc IS DISTINCT FROM seen.doc)
+        FOR UPDATE OF d),
+      claimed AS (
+        INSERT INTO ${s}.operations (key, fingerprint, operation, target_ref, status, result, refusal, owner,
+          lease_until, created_at, updated_at)
+        SELECT x.key, x.fingerprint, x.operation, x.target_ref, x.status, x.result, x.refusal, x.owner, 0, x.at, x.at
+        FROM x JOIN locked ON locked.i = x.i
+        ON CONFLICT (key) DO NOTHING RETURNING key, owner),
+      mine AS (SELECT x.* FROM x JOIN claimed ON claimed.key = x.key AND claimed.owner = x.owner),
+      changed AS (
+        UPDATE ${s}.ledger_docs d SET doc = COALESCE(mine.doc, d.doc), version = d.version + 1
+        FROM mine WHERE d.kind = mine.kind AND d.ref = mine.ref RETURNING mine.i),
+      recorded AS (
+        INSERT INTO ${s}.ledger_keys (key, kind, ref, outcome) SELECT key, kind, ref, outcome FROM mine RETURNING 1),
+      put AS (
+        INSERT INTO ${s}.ledger_docs (kind, ref, doc)
+        SELECT p.kind, p.ref, p.doc FROM unnest($25::int[], $26::text[], $27::text[], $28::text[]) AS p(i, kind, ref, doc)
+        JOIN mine ON mine.i = p.i
+        ON CONFLICT (kind, ref) DO UPDATE SET doc = excluded.doc, version = ${s}.ledger_docs.version + 1 RETURNING 1),
+      refunded AS (
+        INSERT INTO ${s}.refunds (refund_ref, key, transaction_ref, amount_minor, currency, status, created_at)
+        SELECT refund_ref, key, transaction_ref, amount_minor, currency, refund_status, at FROM mine
+        WHERE refund_ref IS NOT NULL RETURNING 1)
+      SELECT i FROM changed`,
   }
 }
 
@@ -150,6 +199,8 @@ interface LedgerDb {
   read(r: ReadRequest): Promise<ReadRow>
   /** The optimistic write of one mutation (batched): false if the document's version moved on. */
   write(w: WriteRequest): Promise<WriteResult>
+  /** applyClaiming's statement (batched): true if it claimed, changed and finished; false if it wrote nothing. */
+  claimWrite(w: ClaimWriteRequest): Promise<boolean>
   /**
    * The documents (JSON) this process last read or wrote, by docId, with the version where known: a guess that lets a
    * mutation skip its read. It is never trusted — the write applies only at that version and with the related
@@ -204,6 +255,19 @@ interface WriteRequest {
   seen: readonly Seen[]
   /** The provider's claim of the key to finish with the change (ApplyOptions.finish). */
   finish: { owner: string; record: KeyFinish } | undefined
+}
+
+/** An applyClaiming's one statement: the write of a mutation made from known documents, and the key's claim. */
+interface ClaimWriteRequest {
+  claim: ClaimRequest
+  kind: string
+  ref: string
+  doc: string | null
+  version: string
+  outcome: string
+  put: readonly LedgerDoc[] | undefined
+  seen: readonly Seen[]
+  record: KeyFinish
 }
 
 /** What a write did: not applied (the document moved on), or applied, and whether it finished the key's claim. */
@@ -298,7 +362,50 @@ function ledgerDb(connection: PostgresConnection): LedgerDb {
     runOne: writeOne,
     runBatch: writeMany,
   })
-  return { connection, ensureTables, run, read, write, known: new Map() }
+  const claimWriteMany = async (ws: readonly ClaimWriteRequest[]): Promise<boolean[]> => {
+    const puts = ws.flatMap((w, i) => (w.put ?? []).map((d) => ({ i, ...d })))
+    const seen = ws.flatMap((w, i) => w.seen.map((d) => ({ i, ...d })))
+    const refund = (w: ClaimWriteRequest) => w.record.refund
+    const done = await run<{ i: number }>('claimWriteMany', [
+      ws.map((_, i) => i),
+      ws.map((w) => w.claim.key),
+      ws.map((w) => w.kind),
+      ws.map((w) => w.ref),
+      ws.map((w) => w.doc),
+      ws.map((w) => w.version),
+      ws.map((w) => w.outcome),
+      ws.map((w) => w.claim.fingerprint),
+      ws.map((w) => w.claim.operation),
+      ws.map((w) => w.claim.targetRef),
+      ws.map((w) => w.claim.owner),
+      ws.map((w) => w.record.nowMs),
+      ws.map((w) => w.record.outcome.status),
+      ws.map((w) => jsonOrNull(w.record.outcome.result)),
+      ws.map((w) => jsonOrNull(w.record.outcome.refusal)),
+      ws.map((w) => refund(w)?.refundRef ?? null),
+      ws.map((w) => refund(w)?.transactionRef ?? null),
+      ws.map((w) => refund(w)?.amountMinor ?? null),
+      ws.map((w) => refund(w)?.currency ?? null),
+      ws.map((w) => refund(w)?.status ?? null),
+      seen.map((d) => d.i),
+      seen.map((d) => d.kind),
+      seen.map((d) => d.ref),
+      seen.map((d) => d.doc),
+      puts.map((d) => d.i),
+      puts.map((d) => d.kind),
+      puts.map((d) => d.ref),
+      puts.map((d) => JSON.stringify(d.doc)),
+    ])
+    const applied = new Set(done.rows.map((row) => row.i))
+    return ws.map((_, i) => applied.has(i))
+  }
+  const claimWrite = statementBatcher<ClaimWriteRequest, boolean>({
+    rowOf: (w) => `${w.kind}\u0000${w.ref}`,
+    maxInFlight: BATCHES_IN_FLIGHT,
+    runOne: async (w) => (await claimWriteMany([w]))[0] === true,
+    runBatch: claimWriteMany,
+  })
+  return { connection, ensureTables, run, read, write, claimWrite, known: new Map() }
 }
 
 /** The finish columns of writeFinishMany ($16–$26), one entry per item that finishes its key's claim. */
@@ -479,6 +586,32 @@ export function openPostgresLedgerStore(connection: PostgresConnection): DemoLed
         }
         // The locking path does not finish the key: the caller's own finish follows (finished stays absent).
         return (await applyLocked(db, key, kind, ref, m, opts.alsoRead ?? [])) as LedgerApplyResult<R>
+      }),
+    applyClaiming: <R>(
+      claim: ClaimRequest,
+      kind: string,
+      ref: string,
+      mutate: LedgerMutation<R>,
+      options: ClaimingOptions<R>,
+    ) =>
+      guard(async (): Promise<{ outcome: R } | undefined> => {
+        const alsoRead = options.alsoRead ?? []
+        // Only from known documents (one round trip in all); otherwise the usual path reads them.
+        const got = readFromKnown(db, kind, ref, alsoRead)
+        if (got === undefined || got.doc === null || got.version === null) return undefined
+        const change = mutate(parse(got.doc) as Doc, undefined, got.related.map(parse))
+        if (change.record === false) return undefined
+        const record = options.recordOf(change.outcome)
+        if (record === undefined) return undefined
+        const doc = change.doc === undefined ? null : JSON.stringify(change.doc)
+        const seen = alsoRead.map((d, i) => ({ kind: d.kind, ref: d.ref, doc: got.related[i] ?? null }))
+        const outcome = JSON.stringify(change.outcome)
+        const version = got.version
+        if (!(await db.claimWrite({ claim, kind, ref, doc, version, outcome, put: change.put, seen, record }))) {
+          return undefined
+        }
+        remember(db, kind, ref, doc ?? got.doc, String(BigInt(version) + 1n))
+        return { outcome: change.outcome }
       }),
     lookup: <R>(key: string) =>
       guard(async () => parse((await db.run<{ outcome: string }>('lookup', [key])).rows[0]?.outcome) as R | undefined),

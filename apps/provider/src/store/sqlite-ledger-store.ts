@@ -1,12 +1,24 @@
 // The demo ledger's store on SQLite: its own tables on the keys store's connection, writes in its group commit.
 import type Database from 'better-sqlite3'
 import { StoreError } from '../errors.js'
-import type { ApplyOptions, DemoLedgerStore, LedgerApplyResult, LedgerDoc, LedgerMutation } from './ledger-store.js'
+import type {
+  ApplyOptions,
+  ClaimingOptions,
+  DemoLedgerStore,
+  LedgerApplyResult,
+  LedgerDoc,
+  LedgerMutation,
+} from './ledger-store.js'
 import type { SqliteConnection } from './sqlite-connection.js'
-import type { KeyFinish } from './store.js'
+import type { ClaimRequest, KeyFinish } from './store.js'
 
-/** The keys store's finish, run inside the ledger's transaction (a savepoint of it). */
-export type FinishKey = (key: string, owner: string, finish: KeyFinish) => boolean
+/** The keys store's writes that the ledger's transactions make (inside them, so they commit together). */
+export interface KeyWrites {
+  /** Store.finish. */
+  finish(key: string, owner: string, finish: KeyFinish): boolean
+  /** A new key's row, claimed and finished at once; false (nothing written) when the key exists. */
+  claimFinished(claim: ClaimRequest, finish: KeyFinish): boolean
+}
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS ledger_docs (kind TEXT NOT NULL, ref TEXT NOT NULL, doc TEXT NOT NULL, PRIMARY KEY (kind, ref));
@@ -37,7 +49,7 @@ function prepareLedgerStatements(db: Database.Database) {
 
 type LedgerStatements = ReturnType<typeof prepareLedgerStatements>
 
-function ledgerTransactions(db: Database.Database, q: LedgerStatements, finishKey: FinishKey) {
+function ledgerTransactions(db: Database.Database, q: LedgerStatements, keys: KeyWrites) {
   const readDoc = (kind: string, ref: string) => {
     const row = q.get.get(kind, ref) as { doc: string } | undefined
     return row === undefined ? undefined : (JSON.parse(row.doc) as Doc)
@@ -78,8 +90,28 @@ function ledgerTransactions(db: Database.Database, q: LedgerStatements, finishKe
         return {
           outcome: change.outcome,
           replayed: false,
-          finished: finishKey(key, options?.finish?.owner ?? '', record),
+          finished: keys.finish(key, options?.finish?.owner ?? '', record),
         }
+      },
+    ),
+    applyClaiming: db.transaction(
+      (
+        claim: ClaimRequest,
+        kind: string,
+        ref: string,
+        mutate: LedgerMutation<unknown>,
+        options: ClaimingOptions<unknown>,
+      ): { outcome: unknown } | undefined => {
+        if (readOutcome(claim.key) !== undefined) return undefined
+        const related = (options.alsoRead ?? []).map((d) => readDoc(d.kind, d.ref))
+        const change = mutate(readDoc(kind, ref), undefined, related)
+        if (change.record === false) return undefined
+        const record = options.recordOf(change.outcome)
+        // The key's row first: when the key exists, nothing has been written.
+        if (record === undefined || !keys.claimFinished(claim, record)) return undefined
+        writeDocs(kind, ref, change)
+        q.keyPut.run(claim.key, kind, ref, JSON.stringify(change.outcome))
+        return { outcome: change.outcome }
       },
     ),
     rewrite: db.transaction((key: string, kind: string, ref: string, mutate: LedgerMutation<unknown>): unknown => {
@@ -95,13 +127,13 @@ function ledgerTransactions(db: Database.Database, q: LedgerStatements, finishKe
 }
 
 /** The ledger store on an open connection (creates its tables). */
-export function openSqliteLedgerStore(c: SqliteConnection, finishKey: FinishKey): DemoLedgerStore {
+export function openSqliteLedgerStore(c: SqliteConnection, keys: KeyWrites): DemoLedgerStore {
   try {
     c.db.exec(SCHEMA)
   } catch (cause) {
     throw new StoreError('cannot create the demo ledger tables', { cause })
   }
-  const tx = ledgerTransactions(c.db, prepareLedgerStatements(c.db), finishKey)
+  const tx = ledgerTransactions(c.db, prepareLedgerStatements(c.db), keys)
   return {
     kind: 'sqlite',
     seed: (docs) => c.write(() => tx.seed(docs)),
@@ -125,6 +157,21 @@ export function openSqliteLedgerStore(c: SqliteConnection, finishKey: FinishKey)
         // outcome next (a finish that waits for the WAL sync, which covers this commit) before answering; reads wait
         // for it too. A finish made here is the key's outcome: it waits for the sync like any finish.
         (applied) => applied.finished !== undefined,
+      ),
+    applyClaiming: <R>(
+      claim: ClaimRequest,
+      kind: string,
+      ref: string,
+      mutate: LedgerMutation<R>,
+      options: ClaimingOptions<R>,
+    ) =>
+      c.write(
+        () =>
+          tx.applyClaiming(claim, kind, ref, mutate as LedgerMutation<unknown>, options as ClaimingOptions<unknown>) as
+            | { outcome: R }
+            | undefined,
+        // The key's outcome: it waits for the WAL sync like any finish. Nothing written: nothing to wait for.
+        (done) => done !== undefined,
       ),
     lookup: <R>(key: string) => c.read(() => tx.readOutcome(key) as R | undefined),
     rewrite: <R>(key: string, kind: string, ref: string, mutate: LedgerMutation<R>) =>

@@ -13,6 +13,7 @@ import {
   type ClaimRequest,
   type ClaimResult,
   jsonOrNull,
+  type KeyFinish,
   type OperationsRow,
   type Outcome,
   type RefundRecord,
@@ -57,7 +58,10 @@ export function openSqliteStore(
   const tx = keyTransactions(connection.db, prepareKeyStatements(connection.db))
   const store = keysStore(connection, tx)
   attachLedgerStore(store, () =>
-    openSqliteLedgerStore(connection, (key, owner, f) => tx.finish(key, owner, f.outcome, f.refund, f.nowMs)),
+    openSqliteLedgerStore(connection, {
+      finish: (key, owner, f) => tx.finish(key, owner, f.outcome, f.refund, f.nowMs),
+      claimFinished: tx.claimFinished,
+    }),
   )
   return store
 }
@@ -67,6 +71,11 @@ function prepareKeyStatements(db: Database.Database) {
     insert: db.prepare(
       `INSERT INTO operations (key, fingerprint, operation, target_ref, status, owner, lease_until, created_at, updated_at)
        VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING`,
+    ),
+    // A key claimed and finished at once (DemoLedgerStore.applyClaiming): the row is written final, lease ended.
+    insertFinal: db.prepare(
+      `INSERT INTO operations (key, fingerprint, operation, target_ref, status, result, refusal, owner, lease_until, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?) ON CONFLICT (key) DO NOTHING`,
     ),
     get: db.prepare('SELECT * FROM operations WHERE key = ?'),
     takeover: db.prepare(
@@ -123,6 +132,27 @@ function keyTransactions(db: Database.Database, q: KeyStatements) {
         return true
       },
     ),
+    // Inside the ledger's transaction: false (nothing written) when the key exists.
+    claimFinished: (r: ClaimRequest, f: KeyFinish): boolean => {
+      const o = f.outcome
+      const at = f.nowMs
+      const row = [
+        r.key,
+        r.fingerprint,
+        r.operation,
+        r.targetRef,
+        o.status,
+        jsonOrNull(o.result),
+        jsonOrNull(o.refusal),
+      ]
+      if (q.insertFinal.run(...row, r.owner, at, at).changes !== 1) return false
+      const refund = f.refund
+      if (refund !== undefined) {
+        const x = refund
+        q.insertRefund.run(x.refundRef, r.key, x.transactionRef, x.amountMinor, x.currency, x.status, at)
+      }
+      return true
+    },
     settle: db.transaction((key: string, o: Outcome, nowMs: number): boolean => {
       const done = q.settle.run(o.status, jsonOrNull(o.result), jsonOrNull(o.refusal), nowMs, key)
       if (done.changes !== 1) return false
