@@ -27,6 +27,7 @@ export { type CancelArgs, ProviderRules, type RefundArgs, type RulesOptions } fr
 export { cancelRefusal, refundableMinor, refundRefusal } from './rules/refusals.js'
 export {
   type ApplyOptions,
+  type ClaimingOptions,
   type DemoLedgerStore,
   demoLedgerStore,
   type LedgerApplyResult,

@@ -243,8 +243,8 @@ export class DemoLedger implements BillingPort {
   /**
    * The key's finish to make with a keyed change, on PostgreSQL: there it saves the round trip of a separate finish
    * (refunds/s +3% to +27% per round against the build before, alternated 5 s runs at c=16). On SQLite both are
-   * writes of the same group commit anyway, and making them one was slower (−4% median, 6 of 8 rounds: group commits
-   * then carry fewer writes each), so there the server finishes after the call, as for any billing system.
+   * writes of the same group commit anyway, and making them one was slower (−4% median, 6 of 8 rounds; why is not
+   * known), so there the server finishes after the call, as for any billing system.
    */
   #finishWith(sameTransaction: SameTransactionOutcome | undefined) {
     return sameTransaction === undefined || this.#store.kind !== 'postgres' ? undefined : finishWith(sameTransaction)

@@ -6,7 +6,8 @@
 // (postgres-batch.ts): concurrent mutations share one read statement and one write statement. A mutation given the
 // provider's claim (ApplyOptions.finish) finishes the claim in its write statement (writeFinishMany): the change, the
 // key's outcome and its refund record commit together, and a refund takes two round trips (claim, write) instead of
-// three.
+// three. A new key on a known document goes further (applyClaiming, claimWriteMany): claim, change and outcome in one
+// statement.
 import type pg from 'pg'
 import type {
   ApplyOptions,
