@@ -38,6 +38,27 @@ ${jsonbToText(s, 'ledger_keys', ['outcome'])}
 }
 
 function ledgerStatements(s: string) {
+  // writeMany's changes ($1–$15), which writeFinishMany makes too: the documents still at the version their
+  // mutations saw (and whose related documents are unchanged), the keys' ledger outcomes, the documents they put.
+  const changesMany = `x AS (
+        SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[])
+          AS x(i, key, kind, ref, doc, version, outcome)),
+      changed AS (
+        UPDATE ${s}.ledger_docs d SET doc = COALESCE(x.doc, d.doc), version = d.version + 1
+        FROM x WHERE d.kind = x.kind AND d.ref = x.ref AND d.version = x.version
+          AND NOT EXISTS (
+            SELECT 1 FROM unnest($12::int[], $13::text[], $14::text[], $15::text[]) AS seen(i, kind, ref, doc)
+            LEFT JOIN ${s}.ledger_docs r ON r.kind = seen.kind AND r.ref = seen.ref
+            WHERE seen.i = x.i AND r.doc IS DISTINCT FROM seen.doc)
+        RETURNING x.i, x.key, x.kind, x.ref, x.outcome),
+      recorded AS (
+        INSERT INTO ${s}.ledger_keys (key, kind, ref, outcome)
+        SELECT key, kind, ref, outcome FROM changed WHERE outcome IS NOT NULL RETURNING 1),
+      put AS (
+        INSERT INTO ${s}.ledger_docs (kind, ref, doc)
+        SELECT p.kind, p.ref, p.doc FROM unnest($8::int[], $9::text[], $10::text[], $11::text[]) AS p(i, kind, ref, doc)
+        JOIN changed ON changed.i = p.i
+        ON CONFLICT (kind, ref) DO UPDATE SET doc = excluded.doc, version = ${s}.ledger_docs.version + 1 RETURNING 1)`
   return {
     seed: `INSERT INTO ${s}.ledger_docs (kind, ref, doc) SELECT * FROM unnest($1::text[], $2::text[], $3::text[])
       ON CONFLICT DO NOTHING`,
@@ -77,49 +98,13 @@ function ledgerStatements(s: string) {
         ON CONFLICT (kind, ref) DO UPDATE SET doc = excluded.doc, version = ${s}.ledger_docs.version + 1 RETURNING 1)
       SELECT (SELECT count(*) FROM changed)::int AS n`,
     // write for many mutations of distinct documents: the ones (x.i) whose version still matched.
-    writeMany: `WITH x AS (
-        SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[])
-          AS x(i, key, kind, ref, doc, version, outcome)),
-      changed AS (
-        UPDATE ${s}.ledger_docs d SET doc = COALESCE(x.doc, d.doc), version = d.version + 1
-        FROM x WHERE d.kind = x.kind AND d.ref = x.ref AND d.version = x.version
-          AND NOT EXISTS (
-            SELECT 1 FROM unnest($12::int[], $13::text[], $14::text[], $15::text[]) AS seen(i, kind, ref, doc)
-            LEFT JOIN ${s}.ledger_docs r ON r.kind = seen.kind AND r.ref = seen.ref
-            WHERE seen.i = x.i AND r.doc IS DISTINCT FROM seen.doc)
-        RETURNING x.i, x.key, x.kind, x.ref, x.outcome),
-      recorded AS (
-        INSERT INTO ${s}.ledger_keys (key, kind, ref, outcome)
-        SELECT key, kind, ref, outcome FROM changed WHERE outcome IS NOT NULL RETURNING 1),
-      put AS (
-        INSERT INTO ${s}.ledger_docs (kind, ref, doc)
-        SELECT p.kind, p.ref, p.doc FROM unnest($8::int[], $9::text[], $10::text[], $11::text[]) AS p(i, kind, ref, doc)
-        JOIN changed ON changed.i = p.i
-        ON CONFLICT (kind, ref) DO UPDATE SET doc = excluded.doc, version = ${s}.ledger_docs.version + 1 RETURNING 1)
+    writeMany: `WITH ${changesMany}
       SELECT i FROM changed`,
     // writeMany that also finishes the provider's claims of the changed keys ($16–$26, one entry per item that
     // finishes): the keys store's finish (postgres-store.ts), applied only where the change applied and the claim is
     // still the owner's, so a change and its key's outcome commit together. Answers each changed item and whether
     // its claim finished.
-    writeFinishMany: `WITH x AS (
-        SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[])
-          AS x(i, key, kind, ref, doc, version, outcome)),
-      changed AS (
-        UPDATE ${s}.ledger_docs d SET doc = COALESCE(x.doc, d.doc), version = d.version + 1
-        FROM x WHERE d.kind = x.kind AND d.ref = x.ref AND d.version = x.version
-          AND NOT EXISTS (
-            SELECT 1 FROM unnest($12::int[], $13::text[], $14::text[], $15::text[]) AS seen(i, kind, ref, doc)
-            LEFT JOIN ${s}.ledger_docs r ON r.kind = seen.kind AND r.ref = seen.ref
-            WHERE seen.i = x.i AND r.doc IS DISTINCT FROM seen.doc)
-        RETURNING x.i, x.key, x.kind, x.ref, x.outcome),
-      recorded AS (
-        INSERT INTO ${s}.ledger_keys (key, kind, ref, outcome)
-        SELECT key, kind, ref, outcome FROM changed WHERE outcome IS NOT NULL RETURNING 1),
-      put AS (
-        INSERT INTO ${s}.ledger_docs (kind, ref, doc)
-        SELECT p.kind, p.ref, p.doc FROM unnest($8::int[], $9::text[], $10::text[], $11::text[]) AS p(i, kind, ref, doc)
-        JOIN changed ON changed.i = p.i
-        ON CONFLICT (kind, ref) DO UPDATE SET doc = excluded.doc, version = ${s}.ledger_docs.version + 1 RETURNING 1),
+    writeFinishMany: `WITH ${changesMany},
       f AS (
         SELECT * FROM unnest($16::int[], $17::text[], $18::text[], $19::text[], $20::text[], $21::bigint[], $22::text[],
           $23::text[], $24::bigint[], $25::text[], $26::text[])
