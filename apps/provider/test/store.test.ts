@@ -616,6 +616,51 @@ describe('applyClaiming on PostgreSQL: replicas racing on one charge', { skip: p
     await c.end()
   })
 
+  test('a refund on a charge another replica changed: the one statement, then claim, read and write', async () => {
+    const open = () => openPostgresStore({ connectionString: PG_URL, schema, maxConnections: 4 })
+    const [a, b] = [await open(), await open()]
+    // Counts the statements the stores send (every one goes through pg.Pool's query).
+    const query = pg.Pool.prototype.query
+    let statements = 0
+    pg.Pool.prototype.query = function (this: pg.Pool, ...args: unknown[]) {
+      statements++
+      return (query as (...a: unknown[]) => unknown).apply(this, args)
+    } as typeof query
+    try {
+      const billing = [new DemoLedger(demoLedgerStore(a)), new DemoLedger(demoLedgerStore(b))] as const
+      await billing[0].seed()
+      const [onA, onB] = [a, b].map((store, i) => new ProviderRules({ store, billing: billing[i] as DemoLedger }))
+      let n = 0
+      const refund = async (rules: ProviderRules | undefined) => {
+        const before = statements
+        const answer = await rules?.refund({
+          idempotency_key: `stale-${++n}`,
+          request: {
+            transaction_ref: 'ch_1001',
+            amount: { amount_minor: 1, currency: 'USD' },
+            reason: 'goodwill',
+            dry_run: false,
+          },
+        })
+        assert.equal(answer?.ok, true, JSON.stringify(answer))
+        return statements - before
+      }
+      await refund(onA) // A learns the charge (and its customer) on the usual path
+      assert.equal(await refund(onA), 1, 'a known charge: one statement')
+      await refund(onB) // B changes it: A's knowledge is stale
+      // The statement finds the charge moved and writes nothing; A forgets it, so the usual path reads before writing
+      // (a write from the stale version would fail and cost one more).
+      assert.equal(await refund(onA), 4, 'one statement, claim, read, write')
+      assert.equal(await refund(onA), 1, 'known again: one statement')
+      // Five refunds through two replicas, each recorded once.
+      assert.equal(((await billing[0].getTransaction('ch_1001'))?.refunds as unknown[]).length, 5)
+    } finally {
+      pg.Pool.prototype.query = query
+      await a.close()
+      await b.close()
+    }
+  })
+
   test('two statements that read one version of the charge: the first writes, the second writes nothing', async () => {
     const open = () => openPostgresStore({ connectionString: PG_URL, schema, maxConnections: 4 })
     const [a, b] = [await open(), await open()]

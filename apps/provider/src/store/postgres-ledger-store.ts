@@ -125,7 +125,8 @@ function ledgerStatements(s: string) {
     // documents are unchanged and the ledger has no outcome for its key (locked), and its key's row could be
     // inserted, already final (claimed; ON CONFLICT waits for a concurrent insert of the key, then skips). The
     // change, the ledger's outcome, the rows it puts and the server's refund record follow only for the items this
-    // statement inserted (mine: key and owner, so a key sent twice in one batch is written once). Answers those items.
+    // statement inserted (mine: key and owner, so a key sent twice in one batch is written once). Answers those items
+    // (written) and the ones whose document, related documents or ledger key failed the checks (not written: stale).
     claimWriteMany: `WITH x AS (
         SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[],
           $8::text[], $9::text[], $10::text[], $11::text[], $12::bigint[], $13::text[], $14::text[], $15::text[],
@@ -161,7 +162,8 @@ function ledgerStatements(s: string) {
         INSERT INTO ${s}.refunds (refund_ref, key, transaction_ref, amount_minor, currency, status, created_at)
         SELECT refund_ref, key, transaction_ref, amount_minor, currency, refund_status, at FROM mine
         WHERE refund_ref IS NOT NULL RETURNING 1)
-      SELECT i FROM changed`,
+      SELECT i, true AS written FROM changed
+      UNION ALL SELECT x.i, false FROM x WHERE NOT EXISTS (SELECT 1 FROM locked WHERE locked.i = x.i)`,
   }
 }
 
@@ -185,8 +187,11 @@ interface LedgerDb {
   read(r: ReadRequest): Promise<ReadRow>
   /** The optimistic write of one mutation (batched): false if the document's version moved on. */
   write(w: WriteRequest): Promise<WriteResult>
-  /** applyClaiming's statement (batched): true if it claimed, changed and finished; false if it wrote nothing. */
-  claimWrite(w: ClaimWriteRequest): Promise<boolean>
+  /**
+   * applyClaiming's statement (batched): 'written' (claimed, changed and finished), or nothing written because the
+   * documents were not as the mutation saw them ('stale') or the key exists ('taken').
+   */
+  claimWrite(w: ClaimWriteRequest): Promise<ClaimWriteResult>
   /**
    * The documents (JSON) this process last read or wrote, by docId, with the version where known: a guess that lets a
    * mutation skip its read. It is never trusted — the write applies only at that version and with the related
@@ -255,6 +260,8 @@ interface ClaimWriteRequest {
   seen: readonly Seen[]
   record: KeyFinish
 }
+
+type ClaimWriteResult = 'written' | 'stale' | 'taken'
 
 /** What a write did: not applied (the document moved on), or applied, and whether it finished the key's claim. */
 type WriteResult = false | { finished: boolean | undefined }
@@ -348,11 +355,11 @@ function ledgerDb(connection: PostgresConnection): LedgerDb {
     runOne: writeOne,
     runBatch: writeMany,
   })
-  const claimWriteMany = async (ws: readonly ClaimWriteRequest[]): Promise<boolean[]> => {
+  const claimWriteMany = async (ws: readonly ClaimWriteRequest[]): Promise<ClaimWriteResult[]> => {
     const puts = ws.flatMap((w, i) => (w.put ?? []).map((d) => ({ i, ...d })))
     const seen = ws.flatMap((w, i) => w.seen.map((d) => ({ i, ...d })))
     const refund = (w: ClaimWriteRequest) => w.record.refund
-    const done = await run<{ i: number }>('claimWriteMany', [
+    const done = await run<{ i: number; written: boolean }>('claimWriteMany', [
       ws.map((_, i) => i),
       ws.map((w) => w.claim.key),
       ws.map((w) => w.kind),
@@ -382,13 +389,13 @@ function ledgerDb(connection: PostgresConnection): LedgerDb {
       puts.map((d) => d.ref),
       puts.map((d) => JSON.stringify(d.doc)),
     ])
-    const applied = new Set(done.rows.map((row) => row.i))
-    return ws.map((_, i) => applied.has(i))
+    const answered = new Map(done.rows.map((row) => [row.i, row.written ? 'written' : 'stale'] as const))
+    return ws.map((_, i) => answered.get(i) ?? 'taken')
   }
-  const claimWrite = statementBatcher<ClaimWriteRequest, boolean>({
+  const claimWrite = statementBatcher<ClaimWriteRequest, ClaimWriteResult>({
     rowOf: (w) => `${w.kind}\u0000${w.ref}`,
     maxInFlight: BATCHES_IN_FLIGHT,
-    runOne: async (w) => (await claimWriteMany([w]))[0] === true,
+    runOne: async (w) => (await claimWriteMany([w]))[0] as ClaimWriteResult,
     runBatch: claimWriteMany,
   })
   return { connection, ensureTables, run, read, write, claimWrite, known: new Map() }
@@ -593,9 +600,10 @@ export function openPostgresLedgerStore(connection: PostgresConnection): DemoLed
         const seen = alsoRead.map((d, i) => ({ kind: d.kind, ref: d.ref, doc: got.related[i] ?? null }))
         const outcome = JSON.stringify(change.outcome)
         const version = got.version
-        if (!(await db.claimWrite({ claim, kind, ref, doc, version, outcome, put: change.put, seen, record }))) {
-          return undefined
-        }
+        const wrote = await db.claimWrite({ claim, kind, ref, doc, version, outcome, put: change.put, seen, record })
+        // Stale: forget the document, so the usual path reads it first instead of trying a write bound to fail.
+        if (wrote === 'stale') db.known.delete(docId(kind, ref))
+        if (wrote !== 'written') return undefined
         remember(db, kind, ref, doc ?? got.doc, String(BigInt(version) + 1n))
         return { outcome: change.outcome }
       }),
