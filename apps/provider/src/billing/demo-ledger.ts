@@ -247,11 +247,16 @@ export class DemoLedger implements BillingPort {
    * known), so there the server finishes after the call, as for any billing system.
    */
   #finishWith(sameTransaction: SameTransactionOutcome | undefined) {
-    return sameTransaction === undefined || this.#store.kind !== 'postgres' ? undefined : finishWith(sameTransaction)
+    if (sameTransaction === undefined || this.#store.kind !== 'postgres') return undefined
+    return {
+      owner: sameTransaction.owner,
+      recordOf: (o: MutationOutcome) =>
+        o.status === 'not_found' ? undefined : sameTransaction.recordOf(stripOutcome(o)),
+    }
   }
 
   /** A refund as a ledger mutation: the generic rules, the account and holds under the charge's lock, then the row. */
-  #refundMutation(idempotencyKey: string, command: RefundCommand, nowMs: number): LedgerMutation<RefundStored> {
+  #refundMutation(idempotencyKey: string, command: RefundCommand, nowMs: number): LedgerMutation<MutationOutcome> {
     return (doc, _prior, related) => {
       if (doc === undefined) return { outcome: { status: 'not_found' }, record: false }
       const customer = related?.[0]
@@ -307,7 +312,7 @@ export class DemoLedger implements BillingPort {
     // writes share group commits anyway, one write per refund measured 6–18% slower (6 of 6), CPU per refund higher.
     if (this.#afterRefund !== undefined || this.#store.kind !== 'postgres') return undefined
     const customerRef = await this.#customerRefOf(command.transaction_ref)
-    const done = await this.#store.applyClaiming<RefundStored>(
+    const done = await this.#store.applyClaiming<MutationOutcome>(
       claim,
       'transaction',
       command.transaction_ref,
@@ -327,7 +332,7 @@ export class DemoLedger implements BillingPort {
   ): Promise<RefundOutcome> {
     const customerRef = await this.#customerRefOf(command.transaction_ref)
     const finish = this.#afterRefund === undefined ? this.#finishWith(sameTransaction) : undefined
-    const applied = await this.#store.apply<RefundStored>(
+    const applied = await this.#store.apply<MutationOutcome>(
       idempotencyKey,
       'transaction',
       command.transaction_ref,
@@ -352,7 +357,7 @@ export class DemoLedger implements BillingPort {
   ): Promise<CancelOutcome> {
     const nowMs = this.#now()
     const finish = this.#finishWith(sameTransaction)
-    const applied = await this.#store.apply<StoredOutcome | { status: 'not_found' }>(
+    const applied = await this.#store.apply<MutationOutcome>(
       idempotencyKey,
       'subscription',
       command.subscription_ref,
@@ -425,16 +430,8 @@ export class DemoLedger implements BillingPort {
   }
 }
 
-/** The ledger store's finish for a SameTransactionOutcome: the key's record of the mutation's outcome. */
-function finishWith(sameTransaction: SameTransactionOutcome) {
-  return {
-    owner: sameTransaction.owner,
-    recordOf: (o: StoredOutcome | { status: 'not_found' }) =>
-      o.status === 'not_found' ? undefined : sameTransaction.recordOf(stripOutcome(o)),
-  }
-}
-
-type RefundStored = StoredOutcome | { status: 'not_found' }
+/** What the demo ledger's keyed mutations answer: the outcome it stores, or not_found (stored under no key). */
+type MutationOutcome = StoredOutcome | { status: 'not_found' }
 
 const alsoReadCustomer = (customerRef: string | undefined) =>
   customerRef === undefined ? {} : { alsoRead: [{ kind: 'customer', ref: customerRef }] }

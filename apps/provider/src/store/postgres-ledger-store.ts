@@ -18,8 +18,14 @@ import type {
   LedgerMutation,
 } from './ledger-store.js'
 import { statementBatcher } from './postgres-batch.js'
-import { BATCHES_IN_FLIGHT, jsonbToText, type PostgresConnection, runSchemaDdl } from './postgres-connection.js'
-import { type ClaimRequest, jsonOrNull, type KeyFinish } from './store.js'
+import {
+  BATCHES_IN_FLIGHT,
+  jsonbToText,
+  keyRecordColumns,
+  type PostgresConnection,
+  runSchemaDdl,
+} from './postgres-connection.js'
+import type { ClaimRequest, KeyFinish } from './store.js'
 
 const OPTIMISTIC_ATTEMPTS = 4
 const UNIQUE_VIOLATION = '23505'
@@ -129,10 +135,10 @@ function ledgerStatements(s: string) {
     // (written) and the ones whose document, related documents or ledger key failed the checks (not written: stale).
     claimWriteMany: `WITH x AS (
         SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[],
-          $8::text[], $9::text[], $10::text[], $11::text[], $12::bigint[], $13::text[], $14::text[], $15::text[],
+          $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::bigint[],
           $16::text[], $17::text[], $18::bigint[], $19::text[], $20::text[])
-          AS x(i, key, kind, ref, doc, version, outcome, fingerprint, operation, target_ref, owner, at, status, result,
-            refusal, refund_ref, transaction_ref, amount_minor, currency, refund_status)),
+          AS x(i, key, kind, ref, doc, version, outcome, fingerprint, operation, target_ref, owner, status, result,
+            refusal, at, refund_ref, transaction_ref, amount_minor, currency, refund_status)),
       locked AS (
         SELECT x.i FROM x JOIN ${s}.ledger_docs d ON d.kind = x.kind AND d.ref = x.ref AND d.version = x.version
         WHERE NOT EXISTS (SELECT 1 FROM ${s}.ledger_keys k WHERE k.key = x.key)
@@ -308,8 +314,6 @@ function ledgerDb(connection: PostgresConnection): LedgerDb {
     },
   })
   const writeMany = async (ws: readonly WriteRequest[]): Promise<WriteResult[]> => {
-    const puts = ws.flatMap((w, i) => (w.put ?? []).map((d) => ({ i, ...d })))
-    const seen = ws.flatMap((w, i) => w.seen.map((d) => ({ i, ...d })))
     const finishing = ws.flatMap((w, i) => (w.finish === undefined ? [] : [{ i, ...w.finish }]))
     const values = [
       ws.map((_, i) => i),
@@ -319,14 +323,8 @@ function ledgerDb(connection: PostgresConnection): LedgerDb {
       ws.map((w) => w.doc),
       ws.map((w) => w.version),
       ws.map((w) => w.outcome),
-      puts.map((d) => d.i),
-      puts.map((d) => d.kind),
-      puts.map((d) => d.ref),
-      puts.map((d) => JSON.stringify(d.doc)),
-      seen.map((d) => d.i),
-      seen.map((d) => d.kind),
-      seen.map((d) => d.ref),
-      seen.map((d) => d.doc),
+      ...putColumns(ws),
+      ...seenColumns(ws),
     ]
     if (finishing.length === 0) {
       const changed = await run<{ i: number }>('writeMany', values)
@@ -335,7 +333,10 @@ function ledgerDb(connection: PostgresConnection): LedgerDb {
     }
     const changed = await run<{ i: number; finished: boolean }>('writeFinishMany', [
       ...values,
-      ...finishValues(finishing),
+      // $16–$26: one entry per item that finishes its key's claim.
+      finishing.map((f) => f.i),
+      finishing.map((f) => f.owner),
+      ...keyRecordColumns(finishing.map((f) => f.record)),
     ])
     const finished = new Map(changed.rows.map((row) => [row.i, row.finished]))
     return ws.map((w, i) => {
@@ -356,9 +357,6 @@ function ledgerDb(connection: PostgresConnection): LedgerDb {
     runBatch: writeMany,
   })
   const claimWriteMany = async (ws: readonly ClaimWriteRequest[]): Promise<ClaimWriteResult[]> => {
-    const puts = ws.flatMap((w, i) => (w.put ?? []).map((d) => ({ i, ...d })))
-    const seen = ws.flatMap((w, i) => w.seen.map((d) => ({ i, ...d })))
-    const refund = (w: ClaimWriteRequest) => w.record.refund
     const done = await run<{ i: number; written: boolean }>('claimWriteMany', [
       ws.map((_, i) => i),
       ws.map((w) => w.claim.key),
@@ -371,23 +369,9 @@ function ledgerDb(connection: PostgresConnection): LedgerDb {
       ws.map((w) => w.claim.operation),
       ws.map((w) => w.claim.targetRef),
       ws.map((w) => w.claim.owner),
-      ws.map((w) => w.record.nowMs),
-      ws.map((w) => w.record.outcome.status),
-      ws.map((w) => jsonOrNull(w.record.outcome.result)),
-      ws.map((w) => jsonOrNull(w.record.outcome.refusal)),
-      ws.map((w) => refund(w)?.refundRef ?? null),
-      ws.map((w) => refund(w)?.transactionRef ?? null),
-      ws.map((w) => refund(w)?.amountMinor ?? null),
-      ws.map((w) => refund(w)?.currency ?? null),
-      ws.map((w) => refund(w)?.status ?? null),
-      seen.map((d) => d.i),
-      seen.map((d) => d.kind),
-      seen.map((d) => d.ref),
-      seen.map((d) => d.doc),
-      puts.map((d) => d.i),
-      puts.map((d) => d.kind),
-      puts.map((d) => d.ref),
-      puts.map((d) => JSON.stringify(d.doc)),
+      ...keyRecordColumns(ws.map((w) => w.record)),
+      ...seenColumns(ws),
+      ...putColumns(ws),
     ])
     const answered = new Map(done.rows.map((row) => [row.i, row.written ? 'written' : 'stale'] as const))
     return ws.map((_, i) => answered.get(i) ?? 'taken')
@@ -401,22 +385,16 @@ function ledgerDb(connection: PostgresConnection): LedgerDb {
   return { connection, ensureTables, run, read, write, claimWrite, known: new Map() }
 }
 
-/** The finish columns of writeFinishMany ($16–$26), one entry per item that finishes its key's claim. */
-function finishValues(fs: readonly { i: number; owner: string; record: KeyFinish }[]): unknown[][] {
-  const refund = (f: { record: KeyFinish }) => f.record.refund
-  return [
-    fs.map((f) => f.i),
-    fs.map((f) => f.owner),
-    fs.map((f) => f.record.outcome.status),
-    fs.map((f) => jsonOrNull(f.record.outcome.result)),
-    fs.map((f) => jsonOrNull(f.record.outcome.refusal)),
-    fs.map((f) => f.record.nowMs),
-    fs.map((f) => refund(f)?.refundRef ?? null),
-    fs.map((f) => refund(f)?.transactionRef ?? null),
-    fs.map((f) => refund(f)?.amountMinor ?? null),
-    fs.map((f) => refund(f)?.currency ?? null),
-    fs.map((f) => refund(f)?.status ?? null),
-  ]
+/** The documents a batch's mutations put, as array columns (item index, kind, ref, JSON). */
+function putColumns(ws: readonly { put: readonly LedgerDoc[] | undefined }[]): unknown[][] {
+  const puts = ws.flatMap((w, i) => (w.put ?? []).map((d) => ({ i, ...d })))
+  return [puts.map((d) => d.i), puts.map((d) => d.kind), puts.map((d) => d.ref), puts.map((d) => JSON.stringify(d.doc))]
+}
+
+/** The related documents a batch's mutations saw, as array columns (item index, kind, ref, JSON or null). */
+function seenColumns(ws: readonly { seen: readonly Seen[] }[]): unknown[][] {
+  const seen = ws.flatMap((w, i) => w.seen.map((d) => ({ i, ...d })))
+  return [seen.map((d) => d.i), seen.map((d) => d.kind), seen.map((d) => d.ref), seen.map((d) => d.doc)]
 }
 
 const putArrays = (put: readonly LedgerDoc[] | undefined) => {
@@ -458,7 +436,8 @@ async function applyOptimistically(
   const doc = change.doc === undefined ? null : JSON.stringify(change.doc)
   const seen = alsoRead.map((d, i) => ({ kind: d.kind, ref: d.ref, doc: got.related[i] ?? null }))
   const record = options.finish?.recordOf(change.outcome)
-  const finish = record === undefined ? undefined : { owner: options.finish?.owner ?? '', record }
+  const finish =
+    options.finish === undefined || record === undefined ? undefined : { owner: options.finish.owner, record }
   try {
     const applied = await db.write({
       key,

@@ -11,6 +11,7 @@ import {
   BATCHES_IN_FLIGHT,
   connectPostgres,
   jsonbToText,
+  keyRecordColumns,
   type PostgresConnection,
   type PostgresStoreOptions,
   runSchemaDdl,
@@ -213,15 +214,7 @@ function keysStore(connection: PostgresConnection): Store {
       const done = await run<{ key: string }>('finishMany', [
         fs.map((f) => f.key),
         fs.map((f) => f.owner),
-        fs.map((f) => f.outcome.status),
-        fs.map((f) => jsonOrNull(f.outcome.result)),
-        fs.map((f) => jsonOrNull(f.outcome.refusal)),
-        fs.map((f) => f.nowMs),
-        fs.map((f) => f.refund?.refundRef ?? null),
-        fs.map((f) => f.refund?.transactionRef ?? null),
-        fs.map((f) => f.refund?.amountMinor ?? null),
-        fs.map((f) => f.refund?.currency ?? null),
-        fs.map((f) => f.refund?.status ?? null),
+        ...keyRecordColumns(fs),
       ])
       const finished = new Set(done.rows.map((row) => row.key))
       return fs.map((f) => finished.has(f.key))

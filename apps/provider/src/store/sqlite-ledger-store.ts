@@ -85,13 +85,10 @@ function ledgerTransactions(db: Database.Database, q: LedgerStatements, keys: Ke
         const change = mutate(readDoc(kind, ref), undefined, related)
         writeDocs(kind, ref, change)
         if (change.record !== false) q.keyPut.run(key, kind, ref, JSON.stringify(change.outcome))
-        const record = options?.finish?.recordOf(change.outcome)
-        if (record === undefined) return { outcome: change.outcome, replayed: false }
-        return {
-          outcome: change.outcome,
-          replayed: false,
-          finished: keys.finish(key, options?.finish?.owner ?? '', record),
-        }
+        const finish = options?.finish
+        const record = finish?.recordOf(change.outcome)
+        if (finish === undefined || record === undefined) return { outcome: change.outcome, replayed: false }
+        return { outcome: change.outcome, replayed: false, finished: keys.finish(key, finish.owner, record) }
       },
     ),
     applyClaiming: db.transaction(

@@ -108,6 +108,10 @@ type KeyStatements = ReturnType<typeof prepareKeyStatements>
 // Built once: better-sqlite3's transaction() wrapper is costly to create per call. Inside a group commit each runs
 // as a savepoint of the batch's transaction.
 function keyTransactions(db: Database.Database, q: KeyStatements) {
+  // The server's record of a key's refund, written with the key's outcome (none for a key without one).
+  const recordRefund = (key: string, r: RefundRecord | undefined, at: number) => {
+    if (r !== undefined) q.insertRefund.run(r.refundRef, key, r.transactionRef, r.amountMinor, r.currency, r.status, at)
+  }
   return {
     q,
     claim: db.transaction((r: ClaimRequest): ClaimResult => {
@@ -125,32 +129,17 @@ function keyTransactions(db: Database.Database, q: KeyStatements) {
       (key: string, owner: string, o: Outcome, refund: RefundRecord | undefined, nowMs: number): boolean => {
         const done = q.finish.run(o.status, jsonOrNull(o.result), jsonOrNull(o.refusal), nowMs, key, owner)
         if (done.changes !== 1) return false
-        if (refund !== undefined) {
-          const r = refund
-          q.insertRefund.run(r.refundRef, key, r.transactionRef, r.amountMinor, r.currency, r.status, nowMs)
-        }
+        recordRefund(key, refund, nowMs)
         return true
       },
     ),
     // Inside the ledger's transaction: false (nothing written) when the key exists.
-    claimFinished: (r: ClaimRequest, f: KeyFinish): boolean => {
-      const o = f.outcome
-      const at = f.nowMs
-      const row = [
-        r.key,
-        r.fingerprint,
-        r.operation,
-        r.targetRef,
-        o.status,
-        jsonOrNull(o.result),
-        jsonOrNull(o.refusal),
-      ]
-      if (q.insertFinal.run(...row, r.owner, at, at).changes !== 1) return false
-      const refund = f.refund
-      if (refund !== undefined) {
-        const x = refund
-        q.insertRefund.run(x.refundRef, r.key, x.transactionRef, x.amountMinor, x.currency, x.status, at)
-      }
+    claimFinished: (r: ClaimRequest, { outcome: o, refund, nowMs: at }: KeyFinish): boolean => {
+      const result = jsonOrNull(o.result)
+      const refusal = jsonOrNull(o.refusal)
+      const row = [r.key, r.fingerprint, r.operation, r.targetRef, o.status, result, refusal, r.owner, at, at]
+      if (q.insertFinal.run(...row).changes !== 1) return false
+      recordRefund(r.key, refund, at)
       return true
     },
     settle: db.transaction((key: string, o: Outcome, nowMs: number): boolean => {
