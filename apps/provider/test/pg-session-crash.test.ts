@@ -48,6 +48,10 @@ const url = () => `postgres://postgres@/postgres?host=${encodeURIComponent(dir)}
 
 async function query<R extends pg.QueryResultRow>(sql: string): Promise<R[]> {
   const c = new pg.Client({ connectionString: url() })
+  // A backend the crash ends under a query resets the socket: pg rejects the query AND emits 'error' on the client,
+  // which with no listener is an uncaught exception that fails the test (whenReady's loop hits this after the kill).
+  // The rejection is what whenReady handles; the event carries nothing more.
+  c.on('error', () => {})
   await c.connect()
   try {
     return (await c.query<R>(sql)).rows
