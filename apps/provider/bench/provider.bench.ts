@@ -297,9 +297,11 @@ try {
       for (const kind of order) {
         const u = new URL(servers.get(kind)?.url as string)
         const before = serverCpuSeconds(kind)
+        const started = performance.now()
         const r = await run(() => (s.era === 'modern' ? modernCall(kind, u, s.tool) : legacyAttempt(kind, u, s.tool)))
+        const wall = (performance.now() - started) / 1000
         const after = serverCpuSeconds(kind)
-        addServerCpu(scenarioCpu, `${s.name}|${kind}`, before, after, r.count)
+        addServerCpu(scenarioCpu, `${s.name}|${kind}`, before, after, r.count, wall)
         rounds.set(kind, [...(rounds.get(kind) ?? []), r])
       }
     }
@@ -464,7 +466,8 @@ function serverCpuSeconds(kind: Kind): number | undefined {
   }
 }
 
-type ServerCpu = Map<string, { seconds: number; calls: number }>
+/** Per key: the server's CPU seconds, the calls they served, and the wall seconds between the two readings. */
+type ServerCpu = Map<string, { seconds: number; calls: number; wall: number }>
 
 async function restRounds(restCpu: ServerCpu, legs: readonly RestLeg[]): Promise<Map<string, Result[]>> {
   const rounds = new Map<string, Result[]>()
@@ -473,6 +476,7 @@ async function restRounds(restCpu: ServerCpu, legs: readonly RestLeg[]): Promise
     for (const leg of order) {
       const u = new URL(servers.get(leg.kind)?.url as string)
       const before = serverCpuSeconds(leg.kind)
+      const started = performance.now()
       const result =
         'fn' in leg
           ? await run(() => leg.fn(u))
@@ -483,9 +487,10 @@ async function restRounds(restCpu: ServerCpu, legs: readonly RestLeg[]): Promise
               connections: CONCURRENCY,
               seconds: Math.ceil(MAX_MS / 1000),
             })
+      const wall = (performance.now() - started) / 1000
       const after = serverCpuSeconds(leg.kind)
       rounds.set(leg.label, [...(rounds.get(leg.label) ?? []), result])
-      addServerCpu(restCpu, leg.label, before, after, result.count)
+      addServerCpu(restCpu, leg.label, before, after, result.count, wall)
     }
   }
   return rounds
@@ -498,10 +503,21 @@ function addServerCpu(
   before: number | undefined,
   after: number | undefined,
   calls: number,
+  wall: number,
 ) {
   if (before === undefined || after === undefined) return
-  const c = cpu.get(key) ?? { seconds: 0, calls: 0 }
-  cpu.set(key, { seconds: c.seconds + after - before, calls: c.calls + calls + WARMUP })
+  const c = cpu.get(key) ?? { seconds: 0, calls: 0, wall: 0 }
+  cpu.set(key, { seconds: c.seconds + after - before, calls: c.calls + calls + WARMUP, wall: c.wall + wall })
+}
+
+/**
+ * How busy the server's process kept its core while loaded (CPU seconds over wall seconds; the REST legs' wall time
+ * includes starting the load process). Well under 100% at c=16 means the server was waiting for requests: the closed
+ * loop of 16 callers, not the server's CPU, set the pace — its ratio understates it against a saturated peer.
+ */
+function busyShare(cpu: ServerCpu, key: string): string {
+  const c = cpu.get(key)
+  return c === undefined || c.wall === 0 ? '' : `busy ${((c.seconds / c.wall) * 100).toFixed(0)}%`
 }
 
 /** Server CPU µs per call recorded under `key`, or undefined when nothing was recorded. */
@@ -520,8 +536,8 @@ function scenarioCpuLine(scenario: string, peer: Kind): string {
   const base = per(peer)
   const parts = KINDS.filter((k) => per(k) !== undefined).map((k) => {
     const v = per(k) as number
-    const vsPeer = isProvider(k) && base !== undefined ? ` (×peer ${(base / v).toFixed(2)})` : ''
-    return `${k} ${v.toFixed(0)} µs${vsPeer}`
+    const vsPeer = isProvider(k) && base !== undefined ? `×peer ${(base / v).toFixed(2)}, ` : ''
+    return `${k} ${v.toFixed(0)} µs (${vsPeer}${busyShare(scenarioCpu, `${scenario}|${k}`)})`
   })
   return `  server CPU per call (provider-pg: without PostgreSQL's own): ${parts.join('; ')}`
 }
@@ -533,9 +549,9 @@ function restCpuFigure(restCpu: ServerCpu, mine: string, bases: readonly string[
   if (m === undefined) return ''
   const parts = bases.map((b) => {
     const v = per(b)
-    return v === undefined ? '' : ` ${b} ${v.toFixed(0)} µs (${(v / m).toFixed(2)}× mine)`
+    return v === undefined ? '' : ` ${b} ${v.toFixed(0)} µs (${(v / m).toFixed(2)}× mine, ${busyShare(restCpu, b)})`
   })
-  return `  server CPU per call: ${mine} ${m.toFixed(0)} µs;${parts.join(';')}`
+  return `  server CPU per call: ${mine} ${m.toFixed(0)} µs (${busyShare(restCpu, mine)});${parts.join(';')}`
 }
 
 function restRatio(rounds: Map<string, Result[]>, mine: string, base: string): string {
