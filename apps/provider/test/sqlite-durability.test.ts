@@ -18,16 +18,16 @@ after(() => {
   rmSync(dir, { recursive: true, force: true })
 })
 
-const claim = (store: SqliteStore, key: string) =>
-  store.claim({
-    key,
-    fingerprint: 'fp',
-    operation: 'refund',
-    targetRef: 'ch_1',
-    owner: 'o1',
-    nowMs: 1_000,
-    leaseMs: 30_000,
-  })
+const claimRequest = (key: string) => ({
+  key,
+  fingerprint: 'fp',
+  operation: 'refund' as const,
+  targetRef: 'ch_1',
+  owner: 'o1',
+  nowMs: 1_000,
+  leaseMs: 30_000,
+})
+const claim = (store: SqliteStore, key: string) => store.claim(claimRequest(key))
 
 test("durability defaults to 'power-loss': WAL, synced at every commit (by the store, off the event loop)", async () => {
   const store = openSqliteStore(join(dir, 'default.sqlite'))
@@ -144,6 +144,17 @@ const turns = async (n: number) => {
   for (let i = 0; i < n; i++) await new Promise((r) => setImmediate(r))
 }
 
+/** Whether p settles within a few turns of the event loop (no sync is released meanwhile). */
+const settlesNow = async <T>(p: Promise<T>) => {
+  let done = false
+  p.then(
+    () => (done = true),
+    () => (done = true),
+  )
+  for (let i = 0; i < 20 && !done; i++) await turns(1)
+  return done
+}
+
 test("'power-loss': a write, and a read that saw it, are answered only after the WAL sync covering the commit", async () => {
   const file = join(dir, 'walsync.sqlite')
   const held: (() => void)[] = []
@@ -210,16 +221,6 @@ test("'power-loss': a won claim and a ledger mutation are answered at their COMM
     { fdatasync: (fd, done) => (holding ? held.push(() => fdatasync(fd, done)) : fdatasync(fd, done)) },
   )
   const ledger = demoLedgerStore(store)
-  /** Whether p settles within a few turns of the event loop (no sync is released meanwhile). */
-  const settlesNow = async <T>(p: Promise<T>) => {
-    let done = false
-    p.then(
-      () => (done = true),
-      () => (done = true),
-    )
-    for (let i = 0; i < 20 && !done; i++) await turns(1)
-    return done
-  }
   try {
     await ledger.seed([{ kind: 'transaction', ref: 'ch_1', doc: { n: 0 } }])
     holding = true // from here no WAL sync returns until released
@@ -244,6 +245,54 @@ test("'power-loss': a won claim and a ledger mutation are answered at their COMM
     assert.equal(await finish, true)
     assert.equal((await again).kind, 'exists')
     assert.equal((await read)?.status, 'succeeded')
+  } finally {
+    holding = false
+    for (const release of held.splice(0)) release()
+    await store.close()
+  }
+})
+
+test("'power-loss': a one-write refund (applyClaiming) and a ledger write that finishes its key wait for the WAL sync; one that wrote nothing does not", async () => {
+  const held: (() => void)[] = []
+  let holding = false
+  const store = openSqliteStore(
+    join(dir, 'one-write.sqlite'),
+    {},
+    { fdatasync: (fd, done) => (holding ? held.push(() => fdatasync(fd, done)) : fdatasync(fd, done)) },
+  )
+  const ledger = demoLedgerStore(store)
+  const outcome = { status: 'succeeded' as const, result: { ok: true }, refusal: null }
+  const plusOne = (doc: Record<string, unknown> | undefined) => ({
+    doc: { n: Number(doc?.n) + 1 },
+    outcome: 'refunded',
+  })
+  try {
+    await ledger.seed([{ kind: 'transaction', ref: 'ch_1', doc: { n: 0 } }])
+    holding = true // from here no WAL sync returns until released
+    const oneWrite = ledger.applyClaiming(claimRequest('k-one'), 'transaction', 'ch_1', plusOne, {
+      recordOf: () => ({ outcome, nowMs: 2_000 }),
+    })
+    assert.equal(await settlesNow(oneWrite), false, 'a one-write refund waits for its WAL sync')
+    // A seen key writes nothing: nothing of it to wait for (the usual path that follows reads, and waits then).
+    const declined = ledger.applyClaiming(claimRequest('k-one'), 'transaction', 'ch_1', plusOne, {
+      recordOf: () => ({ outcome, nowMs: 2_000 }),
+    })
+    assert.equal(await settlesNow(declined), true, 'a one-write refund that wrote nothing is answered at once')
+    assert.equal(await declined, undefined)
+    const won = claim(store, 'k-two')
+    assert.equal(await settlesNow(won), true, 'a won claim is answered at its COMMIT')
+    const finishing = ledger.apply('k-two', 'transaction', 'ch_1', plusOne, {
+      finish: { owner: 'o1', recordOf: () => ({ outcome, nowMs: 2_000 }) },
+    })
+    assert.equal(await settlesNow(finishing), false, 'a ledger write that finishes its key waits for its WAL sync')
+    assert.ok(held.length > 0)
+    holding = false
+    for (const release of held.splice(0)) release()
+    assert.deepEqual(await oneWrite, { outcome: 'refunded' })
+    assert.equal((await finishing).finished, true)
+    assert.equal((await store.get('k-one'))?.status, 'succeeded')
+    assert.equal((await store.get('k-two'))?.status, 'succeeded')
+    assert.equal((await ledger.get('transaction', 'ch_1'))?.n, 2)
   } finally {
     holding = false
     for (const release of held.splice(0)) release()
