@@ -216,6 +216,29 @@ function remember(db: LedgerDb, kind: string, ref: string, doc: string, version:
   if (db.known.size > KNOWN_MAX) db.known.delete(db.known.keys().next().value as string)
 }
 
+/** After a write applied at `version`: the document as written (or as read, when the change kept it), one version on. */
+function rememberWritten(
+  db: LedgerDb,
+  kind: string,
+  ref: string,
+  written: string | null,
+  read: string,
+  version: string,
+) {
+  remember(db, kind, ref, written ?? read, String(BigInt(version) + 1n))
+}
+
+/**
+ * A change as the write statements take it: the new document (JSON, null to keep it), and the related documents as
+ * the mutation saw them (the write applies only if they are unchanged).
+ */
+function writeOf(change: Change, got: ReadRow, alsoRead: Related): { doc: string | null; seen: Seen[] } {
+  return {
+    doc: change.doc === undefined ? null : JSON.stringify(change.doc),
+    seen: alsoRead.map((d, i) => ({ kind: d.kind, ref: d.ref, doc: got.related[i] ?? null })),
+  }
+}
+
 /** The read, answered from known documents when all are known (the key's outcome is then checked by the write). */
 function readFromKnown(db: LedgerDb, kind: string, ref: string, alsoRead: Related): ReadRow | undefined {
   const main = db.known.get(docId(kind, ref))
@@ -433,8 +456,7 @@ async function applyOptimistically(
   // Nothing recorded under the key means nothing in the write checks it: read the key's outcome first.
   if (guessed !== undefined && change.record === false) return 'retry'
   const outcome = change.record === false ? null : JSON.stringify(change.outcome)
-  const doc = change.doc === undefined ? null : JSON.stringify(change.doc)
-  const seen = alsoRead.map((d, i) => ({ kind: d.kind, ref: d.ref, doc: got.related[i] ?? null }))
+  const { doc, seen } = writeOf(change, got, alsoRead)
   const record = options.finish?.recordOf(change.outcome)
   const finish =
     options.finish === undefined || record === undefined ? undefined : { owner: options.finish.owner, record }
@@ -451,7 +473,7 @@ async function applyOptimistically(
       finish,
     })
     if (applied !== false) {
-      remember(db, kind, ref, doc ?? got.doc, String(BigInt(got.version) + 1n))
+      rememberWritten(db, kind, ref, doc, got.doc, got.version)
       const done = { outcome: change.outcome, replayed: false }
       return applied.finished === undefined ? done : { ...done, finished: applied.finished }
     }
@@ -575,15 +597,14 @@ export function openPostgresLedgerStore(connection: PostgresConnection): DemoLed
         if (change.record === false) return undefined
         const record = options.recordOf(change.outcome)
         if (record === undefined) return undefined
-        const doc = change.doc === undefined ? null : JSON.stringify(change.doc)
-        const seen = alsoRead.map((d, i) => ({ kind: d.kind, ref: d.ref, doc: got.related[i] ?? null }))
+        const { doc, seen } = writeOf(change, got, alsoRead)
         const outcome = JSON.stringify(change.outcome)
         const version = got.version
         const wrote = await db.claimWrite({ claim, kind, ref, doc, version, outcome, put: change.put, seen, record })
         // Stale: forget the document, so the usual path reads it first instead of trying a write bound to fail.
         if (wrote === 'stale') db.known.delete(docId(kind, ref))
         if (wrote !== 'written') return undefined
-        remember(db, kind, ref, doc ?? got.doc, String(BigInt(version) + 1n))
+        rememberWritten(db, kind, ref, doc, got.doc, version)
         return { outcome: change.outcome }
       }),
     lookup: <R>(key: string) =>

@@ -58,6 +58,13 @@ function ledgerTransactions(db: Database.Database, q: LedgerStatements, keys: Ke
     const row = q.keyGet.get(key) as { outcome: string } | undefined
     return row === undefined ? undefined : (JSON.parse(row.outcome) as unknown)
   }
+  // A mutation run on the document and the related documents it reads, as they are inside this transaction.
+  const changeOf = (kind: string, ref: string, mutate: LedgerMutation<unknown>, alsoRead: ApplyOptions['alsoRead']) =>
+    mutate(
+      readDoc(kind, ref),
+      undefined,
+      (alsoRead ?? []).map((d) => readDoc(d.kind, d.ref)),
+    )
   // A mutation's document writes: the changed document, then any documents it adds or replaces.
   const writeDocs = (kind: string, ref: string, change: ReturnType<LedgerMutation<unknown>>) => {
     if (change.doc !== undefined) q.put.run(JSON.stringify(change.doc), kind, ref)
@@ -81,8 +88,7 @@ function ledgerTransactions(db: Database.Database, q: LedgerStatements, keys: Ke
       ): LedgerApplyResult<unknown> => {
         const prior = readOutcome(key)
         if (prior !== undefined) return { outcome: prior, replayed: true }
-        const related = (options?.alsoRead ?? []).map((d) => readDoc(d.kind, d.ref))
-        const change = mutate(readDoc(kind, ref), undefined, related)
+        const change = changeOf(kind, ref, mutate, options?.alsoRead)
         writeDocs(kind, ref, change)
         if (change.record !== false) q.keyPut.run(key, kind, ref, JSON.stringify(change.outcome))
         const finish = options?.finish
@@ -100,8 +106,7 @@ function ledgerTransactions(db: Database.Database, q: LedgerStatements, keys: Ke
         options: ClaimingOptions<unknown>,
       ): { outcome: unknown } | undefined => {
         if (readOutcome(claim.key) !== undefined) return undefined
-        const related = (options.alsoRead ?? []).map((d) => readDoc(d.kind, d.ref))
-        const change = mutate(readDoc(kind, ref), undefined, related)
+        const change = changeOf(kind, ref, mutate, options.alsoRead)
         if (change.record === false) return undefined
         const record = options.recordOf(change.outcome)
         // The key's row first: when the key exists, nothing has been written.
