@@ -17,6 +17,7 @@ import {
   type Store,
 } from '../src/index.js'
 import { attempt, newKey, startTestProvider } from './helpers.js'
+import { dropSchemas } from './postgres.js'
 
 const DAY = 86_400_000
 
@@ -61,11 +62,7 @@ function postgresBackend(): Backend {
     skip: pgSkip,
     open: async () => openPostgresStore({ connectionString: PG_URL, schema, maxConnections: 12 }),
     cleanup: async () => {
-      if (made.length === 0) return
-      const c = new pg.Client({ connectionString: PG_URL })
-      await c.connect()
-      for (const s of made) await c.query(`DROP SCHEMA IF EXISTS ${s} CASCADE`)
-      await c.end()
+      if (made.length > 0) await dropSchemas(...made)
     },
     ...{
       get next() {
@@ -561,12 +558,7 @@ for (const backend of [sqliteBackend(), postgresBackend()] as (Backend & { next:
 
 describe('the provider over PostgreSQL', { skip: pgSkip }, () => {
   const schema = `tollgate_provider_p${process.pid}_${Date.now().toString(36)}`
-  after(async () => {
-    const c = new pg.Client({ connectionString: PG_URL })
-    await c.connect()
-    await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
-    await c.end()
-  })
+  after(() => dropSchemas(schema))
 
   test('two replicas on one database: 20 concurrent attempts with one key make one refund, keys replay across them', async () => {
     const a = await startTestProvider({ store: { kind: 'postgres', connectionString: PG_URL, schema } })
@@ -609,12 +601,7 @@ describe('the provider over PostgreSQL', { skip: pgSkip }, () => {
 
 describe('applyClaiming on PostgreSQL: replicas racing on one charge', { skip: pgSkip }, () => {
   const schema = `tollgate_provider_c${process.pid}_${Date.now().toString(36)}`
-  after(async () => {
-    const c = new pg.Client({ connectionString: PG_URL })
-    await c.connect()
-    await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
-    await c.end()
-  })
+  after(() => dropSchemas(schema))
 
   test('a refund on a charge another replica changed: the one statement, then claim, read and write', async () => {
     const open = () => openPostgresStore({ connectionString: PG_URL, schema, maxConnections: 4 })
