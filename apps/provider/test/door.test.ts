@@ -110,8 +110,11 @@ describe('hostile bodies are refused at the door and change nothing', () => {
 
 describe('the modern fast path answers behind the door', () => {
   test('official 2026-07-28 calls are answered by the fast path (not the SDK fallback), SDK-identically', async () => {
-    const fast = await startTestProvider()
-    const slow = await startTestProvider({ modernFastPath: false })
+    // One clock for both: the demo data is dated relative to now to the second, so two servers started across a
+    // second boundary would otherwise differ in their answers' dates.
+    const now = () => 1_790_000_000_000
+    const fast = await startTestProvider({ now })
+    const slow = await startTestProvider({ modernFastPath: false, now })
     try {
       const answers: unknown[] = []
       for (const p of [fast, slow]) {
