@@ -51,6 +51,5 @@ export type {
   OperationRow,
   OperationStatus,
   Outcome,
-  RefundRecord,
   Store,
 } from './store/store.js'

@@ -35,14 +35,6 @@ const claimOf = (key: string, nowMs: number) => ({
   leaseMs: 60_000,
 })
 const outcome = (status: 'succeeded' | 'failed' | 'pending') => ({ status, result: { status }, refusal: null })
-const refund = (ref: string) => ({
-  refundRef: ref,
-  transactionRef: 'ch_1',
-  amountMinor: 1,
-  currency: 'USD',
-  status: 'succeeded' as const,
-})
-
 interface TableStats {
   seq_scan: number
   seq_tup_read: number
@@ -86,7 +78,7 @@ describe('the PostgreSQL keys schema', { skip: pgSkip }, () => {
     await dropSchemas(...schemas)
   })
 
-  test('purge removes exactly the final rows last changed before the cutoff, with their refund records', async () => {
+  test('purge removes exactly the final rows last changed before the cutoff', async () => {
     const schema = fresh('purge')
     const store = await openPostgresStore({ connectionString: PG_URL, schema })
     try {
@@ -106,7 +98,7 @@ describe('the PostgreSQL keys schema', { skip: pgSkip }, () => {
       for (const [key, claimedAt, finishedAt, status] of rows) {
         assert.deepEqual(await store.claim(claimOf(key, claimedAt)), { kind: 'claimed', recovering: false })
         if (finishedAt !== undefined) {
-          assert.equal(await store.finish(key, 'o', outcome(status), refund(`re_${key}`), finishedAt), true)
+          assert.equal(await store.finish(key, 'o', outcome(status), finishedAt), true)
         }
       }
       assert.equal(await purgeExpired(store, 30, now), 2)
@@ -114,8 +106,6 @@ describe('the PostgreSQL keys schema', { skip: pgSkip }, () => {
         const gone = key === 'old-succeeded' || key === 'old-failed'
         assert.equal((await store.get(key)) === undefined, gone, key)
       }
-      const refunds = (await store.refundsFor('ch_1')).map((r) => r.refundRef).sort()
-      assert.deepEqual(refunds, ['re_old-finished-recently', 're_old-pending', 're_recent'])
       // Nothing left to purge at the same cutoff.
       assert.equal(await purgeExpired(store, 30, now), 0)
     } finally {
@@ -129,7 +119,7 @@ describe('the PostgreSQL keys schema', { skip: pgSkip }, () => {
     const keys = Array.from({ length: 20 }, (_, i) => `hot-${i}`)
     try {
       for (const key of keys) await store.claim(claimOf(key, 1000))
-      for (const key of keys) assert.equal(await store.finish(key, 'o', outcome('succeeded'), undefined, 2000), true)
+      for (const key of keys) assert.equal(await store.finish(key, 'o', outcome('succeeded'), 2000), true)
     } finally {
       await store.close()
     }
@@ -138,7 +128,7 @@ describe('the PostgreSQL keys schema', { skip: pgSkip }, () => {
     assert.equal(stats.n_tup_hot_upd, keys.length)
   })
 
-  test("an earlier version's schema is migrated in place: index on created_at, fillfactor 70, rows kept", async () => {
+  test("an earlier version's schema is migrated in place: index on created_at, fillfactor 70, rows kept; its refunds table is left alone", async () => {
     const schema = fresh('migrate')
     // The keys tables as the version before made them.
     await admin.query(`
@@ -148,7 +138,11 @@ describe('the PostgreSQL keys schema', { skip: pgSkip }, () => {
         status TEXT NOT NULL, result TEXT, refusal TEXT, owner TEXT NOT NULL, lease_until BIGINT NOT NULL,
         created_at BIGINT NOT NULL, updated_at BIGINT NOT NULL);
       CREATE INDEX operations_updated ON ${schema}.operations(updated_at);
-      INSERT INTO ${schema}.operations VALUES ('kept', 'fp', 'refund', 'ch_1', 'succeeded', '{"a":1}', NULL, 'o', 0, 5, 6);`)
+      INSERT INTO ${schema}.operations VALUES ('kept', 'fp', 'refund', 'ch_1', 'succeeded', '{"a":1}', NULL, 'o', 0, 5, 6);
+      CREATE TABLE ${schema}.refunds (
+        refund_ref TEXT PRIMARY KEY, key TEXT NOT NULL UNIQUE, transaction_ref TEXT NOT NULL,
+        amount_minor BIGINT NOT NULL, currency TEXT NOT NULL, status TEXT NOT NULL, created_at BIGINT NOT NULL);
+      INSERT INTO ${schema}.refunds VALUES ('re_1', 'kept', 'ch_1', 1, 'USD', 'succeeded', 5);`)
     const indexes = async () =>
       (
         await admin.query<{ indexname: string }>(
@@ -176,6 +170,12 @@ describe('the PostgreSQL keys schema', { skip: pgSkip }, () => {
         await admin.query(
           `INSERT INTO ${schema}.operations VALUES ('kept', 'fp', 'refund', 'ch_1', 'succeeded', '{"a":1}', NULL, 'o', 0, 5, 6)`,
         )
+        // Nothing reads or writes the earlier version's refunds table any more; it is the operator's to drop.
+        const refunds = await admin.query<{ refund_ref: string }>(`SELECT refund_ref FROM ${schema}.refunds`)
+        assert.deepEqual(
+          refunds.rows.map((r) => r.refund_ref),
+          ['re_1'],
+        )
       } finally {
         await store.close()
       }
@@ -202,12 +202,12 @@ describe('the PostgreSQL keys schema', { skip: pgSkip }, () => {
             })),
           ),
         )
-        await Promise.all(keys.map((key) => store.finish(key, 'o', outcome('succeeded'), refund(`re_${key}`), 2000)))
+        await Promise.all(keys.map((key) => store.finish(key, 'o', outcome('succeeded'), 2000)))
       }
     } finally {
       await store.close()
     }
-    for (const table of ['operations', 'ledger_docs', 'ledger_keys', 'refunds']) {
+    for (const table of ['operations', 'ledger_docs', 'ledger_keys']) {
       const stats = await statsOf(admin, schema, table, table === 'operations' || table === 'ledger_docs' ? 240 : 0)
       // The tables are read by index only (the sequential scans of an empty table by CREATE INDEX read no row).
       assert.equal(stats.seq_tup_read, 0, `${table}: ${JSON.stringify(stats)}`)

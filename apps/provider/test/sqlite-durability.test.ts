@@ -233,7 +233,7 @@ test("'power-loss': a won claim and a ledger mutation are answered at their COMM
     }))
     assert.equal(await settlesNow(applied), true, 'a ledger mutation is answered at its COMMIT')
     const outcome = { status: 'succeeded' as const, result: { ok: true }, refusal: null }
-    const finish = store.finish('k-fast', 'o1', outcome, undefined, 2_000)
+    const finish = store.finish('k-fast', 'o1', outcome, 2_000)
     assert.equal(await settlesNow(finish), false, 'the finish waits for its WAL sync')
     const again = claim(store, 'k-fast')
     assert.equal(await settlesNow(again), false, 'a claim that found the row waits for the WAL sync')

@@ -9,7 +9,6 @@ import pg from 'pg'
 import {
   DemoLedger,
   demoLedgerStore,
-  type KeyFinish,
   openPostgresStore,
   openSqliteStore,
   ProviderRules,
@@ -89,16 +88,6 @@ const succeeded = (key: string) => ({
   result: { idempotency_key: key, status: 'succeeded' },
   refusal: null,
 })
-const refund = (ref: string, status: 'pending' | 'succeeded' = 'succeeded') => ({
-  refundRef: ref,
-  transactionRef: 'ch_1',
-  amountMinor: 700,
-  currency: 'USD',
-  status,
-})
-
-/** A key's record without its refund record. */
-const withoutRefund = ({ refund: _refund, ...rest }: KeyFinish): KeyFinish => rest
 
 for (const backend of [sqliteBackend(), postgresBackend()] as (Backend & { next: string })[]) {
   describe(`store contract on ${backend.name}`, { skip: backend.skip }, () => {
@@ -120,36 +109,23 @@ for (const backend of [sqliteBackend(), postgresBackend()] as (Backend & { next:
       assert.equal(second.kind === 'exists' && second.row.owner, 'a')
     })
 
-    test('finish records the outcome and the refund together; only the owner can finish', async () => {
+    test('finish records the outcome; only the owner can finish', async () => {
       await store.claim(claimOf('k2', 'a', 1000))
-      assert.equal(await store.finish('k2', 'intruder', succeeded('k2'), refund('re_k2'), 1100), false)
-      assert.equal(await store.finish('k2', 'a', succeeded('k2'), refund('re_k2'), 1100), true)
+      assert.equal(await store.finish('k2', 'intruder', succeeded('k2'), 1100), false)
+      assert.equal(await store.finish('k2', 'a', succeeded('k2'), 1100), true)
       const row = await store.get('k2')
       assert.equal(row?.status, 'succeeded')
       assert.deepEqual(row?.result, { idempotency_key: 'k2', status: 'succeeded' })
       assert.equal(row?.updatedAtMs, 1100)
-      assert.deepEqual(
-        (await store.refundsFor('ch_1')).map((r) => r.refundRef),
-        ['re_k2'],
-      )
-      assert.equal(await store.finish('k2', 'a', succeeded('k2'), undefined, 1200), false)
-    })
-
-    test('the key and its refund are one transaction: a failing refund insert leaves no outcome', async () => {
-      await store.claim(claimOf('k3', 'a', 1000))
-      // re_k2 exists already: the refund insert fails, so the outcome must roll back with it.
-      await assert.rejects(store.finish('k3', 'a', succeeded('k3'), refund('re_k2'), 1100), {
-        code: 'ERR_PROVIDER_STORE',
-      })
-      assert.equal((await store.get('k3'))?.status, 'running')
+      assert.equal(await store.finish('k2', 'a', succeeded('k2'), 1200), false)
     })
 
     test('an expired lease is taken over as recovering; the old owner can no longer finish', async () => {
       await store.claim(claimOf('k4', 'dead', 1000, 50))
       assert.equal((await store.claim(claimOf('k4', 'b', 1049))).kind, 'exists')
       assert.deepEqual(await store.claim(claimOf('k4', 'b', 1050)), { kind: 'claimed', recovering: true })
-      assert.equal(await store.finish('k4', 'dead', succeeded('k4'), undefined, 1060), false)
-      assert.equal(await store.finish('k4', 'b', succeeded('k4'), undefined, 1060), true)
+      assert.equal(await store.finish('k4', 'dead', succeeded('k4'), 1060), false)
+      assert.equal(await store.finish('k4', 'b', succeeded('k4'), 1060), true)
     })
 
     test('a claim with other parameters is never taken over, even when its lease expired', async () => {
@@ -167,19 +143,13 @@ for (const backend of [sqliteBackend(), postgresBackend()] as (Backend & { next:
       assert.deepEqual(await store.claim(claimOf('k6', 'c', 1002)), { kind: 'claimed', recovering: false })
     })
 
-    test('settle moves pending to final once, and updates the refund record', async () => {
+    test('settle moves pending to final once', async () => {
       await store.claim(claimOf('k7', 'a', 1000))
-      await store.finish(
-        'k7',
-        'a',
-        { status: 'pending', result: { status: 'pending' }, refusal: null },
-        refund('re_k7', 'pending'),
-        1000,
-      )
+      await store.finish('k7', 'a', { status: 'pending', result: { status: 'pending' }, refusal: null }, 1000)
       assert.equal(await store.settle('k7', succeeded('k7'), 2000), true)
       assert.equal(await store.settle('k7', succeeded('k7'), 2001), false)
-      assert.equal((await store.get('k7'))?.status, 'succeeded')
-      assert.equal((await store.refundsFor('ch_1')).find((r) => r.refundRef === 're_k7')?.status, 'succeeded')
+      const row = await store.get('k7')
+      assert.deepEqual([row?.status, row?.result, row?.updatedAtMs], ['succeeded', succeeded('k7').result, 2000])
     })
 
     test('20 concurrent claims of one key from two store instances (replicas): exactly one wins', async () => {
@@ -308,35 +278,26 @@ for (const backend of [sqliteBackend(), postgresBackend()] as (Backend & { next:
         doc: { total: Number(doc?.total) + amount },
         outcome: { added: amount },
       })
-      const recordOf = (key: string, ref: string) => (outcome: { added: number }) => ({
+      const recordOf = (key: string) => (outcome: { added: number }) => ({
         outcome: { status: 'succeeded' as const, result: { key, ...outcome }, refusal: null },
-        refund: { ...refund(ref), transactionRef: 'ch_f' },
         nowMs: 5000,
       })
       await store.claim(claimOf('fk1', 'a', 1000))
       const done = await ledger.apply('fk1', 'charge', 'ch_f', add(3), {
-        finish: { owner: 'a', recordOf: recordOf('fk1', 're_fk1') },
+        finish: { owner: 'a', recordOf: recordOf('fk1') },
       })
       assert.deepEqual(done, { outcome: { added: 3 }, replayed: false, finished: true })
       const row = await store.get('fk1')
       assert.equal(row?.status, 'succeeded')
       assert.deepEqual(row?.result, { key: 'fk1', added: 3 })
       assert.equal(row?.updatedAtMs, 5000)
-      assert.deepEqual(
-        (await store.refundsFor('ch_f')).map((r) => r.refundRef),
-        ['re_fk1'],
-      )
       // Another owner's claim: the change commits (the key's ledger outcome with it), the claim stays running.
       await store.claim(claimOf('fk2', 'b', 1000))
       const lost = await ledger.apply('fk2', 'charge', 'ch_f', add(4), {
-        finish: { owner: 'a', recordOf: recordOf('fk2', 're_fk2') },
+        finish: { owner: 'a', recordOf: recordOf('fk2') },
       })
       assert.deepEqual(lost, { outcome: { added: 4 }, replayed: false, finished: false })
       assert.equal((await store.get('fk2'))?.status, 'running')
-      assert.deepEqual(
-        (await store.refundsFor('ch_f')).map((r) => r.refundRef),
-        ['re_fk1'],
-      )
       // recordOf answering undefined finishes nothing; a replay finishes nothing.
       await store.claim(claimOf('fk3', 'a', 1000))
       const none = await ledger.apply('fk3', 'charge', 'ch_f', add(5), {
@@ -345,7 +306,7 @@ for (const backend of [sqliteBackend(), postgresBackend()] as (Backend & { next:
       assert.deepEqual(none, { outcome: { added: 5 }, replayed: false })
       assert.equal((await store.get('fk3'))?.status, 'running')
       const replay = await ledger.apply('fk3', 'charge', 'ch_f', add(5), {
-        finish: { owner: 'a', recordOf: recordOf('fk3', 're_fk3') },
+        finish: { owner: 'a', recordOf: recordOf('fk3') },
       })
       assert.deepEqual(replay, { outcome: { added: 5 }, replayed: true })
       assert.equal((await store.get('fk3'))?.status, 'running')
@@ -358,7 +319,7 @@ for (const backend of [sqliteBackend(), postgresBackend()] as (Backend & { next:
           ledger.apply(`gk-${ref}`, 'charge', ref, add(1), {
             finish: {
               owner: 'a',
-              recordOf: (o: { added: number }) => withoutRefund(recordOf(`gk-${ref}`, `re_${ref}`)(o)),
+              recordOf: recordOf(`gk-${ref}`),
             },
           }),
         ),
@@ -426,16 +387,15 @@ for (const backend of [sqliteBackend(), postgresBackend()] as (Backend & { next:
               put: [{ kind: 'row:ch_c', ref: `r${amount}`, doc: { amount } }],
               outcome: { added: amount },
             }
-      const recordOf = (ref: string) => (outcome: { added: number }) => ({
+      const recordOf = (outcome: { added: number }) => ({
         outcome: { status: 'succeeded' as const, result: { ...outcome }, refusal: null },
-        refund: { ...refund(ref), transactionRef: 'ch_c' },
         nowMs: 7000,
       })
       // The usual path first, so this process knows the charge (PostgreSQL answers only from known documents).
       await store.claim(claimOf('ck0', 'a', 1000))
-      await ledger.apply('ck0', 'charge', 'ch_c', add(1), { finish: { owner: 'a', recordOf: recordOf('re_ck0') } })
+      await ledger.apply('ck0', 'charge', 'ch_c', add(1), { finish: { owner: 'a', recordOf } })
       const done = await ledger.applyClaiming(claimOf('ck1', 'o1', 1000), 'charge', 'ch_c', add(2), {
-        recordOf: recordOf('re_ck1'),
+        recordOf,
       })
       assert.deepEqual(done, { outcome: { added: 2 } })
       const row = await store.get('ck1')
@@ -446,38 +406,37 @@ for (const backend of [sqliteBackend(), postgresBackend()] as (Backend & { next:
       assert.deepEqual(await ledger.lookup('ck1'), { added: 2 })
       assert.deepEqual(await ledger.get('charge', 'ch_c'), { total: 3 })
       assert.deepEqual(await ledger.get('row:ch_c', 'r2'), { amount: 2 })
-      assert.deepEqual((await store.refundsFor('ch_c')).map((r) => r.refundRef).sort(), ['re_ck0', 're_ck1'])
       // A key the server has (running or final), a key the ledger has, a mutation that records nothing, recordOf
       // answering undefined: nothing is written.
       await store.claim(claimOf('ck2', 'other', 1000))
       const unchanged = async () => {
         assert.deepEqual(await ledger.get('charge', 'ch_c'), { total: 3 })
-        assert.equal((await store.refundsFor('ch_c')).length, 2)
+        assert.equal(await ledger.get('row:ch_c', 'r4'), undefined)
       }
       assert.equal(
         await ledger.applyClaiming(claimOf('ck2', 'o2', 1000), 'charge', 'ch_c', add(4), {
-          recordOf: recordOf('re_ck2'),
+          recordOf,
         }),
         undefined,
       )
       assert.equal((await store.get('ck2'))?.owner, 'other')
       assert.equal(
         await ledger.applyClaiming(claimOf('ck1', 'o3', 1000), 'charge', 'ch_c', add(4), {
-          recordOf: recordOf('re_x'),
+          recordOf,
         }),
         undefined,
       )
       await ledger.apply('lk-only', 'charge', 'ch_none', () => ({ outcome: 'x' }))
       assert.equal(
         await ledger.applyClaiming(claimOf('lk-only', 'o4', 1000), 'charge', 'ch_c', add(4), {
-          recordOf: recordOf('re_y'),
+          recordOf,
         }),
         undefined,
       )
       assert.equal(await store.get('lk-only'), undefined)
       assert.equal(
         await ledger.applyClaiming(claimOf('ck5', 'o5', 1000), 'charge', 'ch_none', add(4), {
-          recordOf: recordOf('re_z'),
+          recordOf,
         }),
         undefined,
       )
@@ -494,7 +453,7 @@ for (const backend of [sqliteBackend(), postgresBackend()] as (Backend & { next:
         await store.claim(claimOf('ck7', 'r', 1000))
         await demoLedgerStore(replica).apply('ck7', 'charge', 'ch_c', add(10))
         const stale = await ledger.applyClaiming(claimOf('ck8', 'o8', 1000), 'charge', 'ch_c', add(20), {
-          recordOf: recordOf('re_ck8'),
+          recordOf,
         })
         if (store.kind === 'postgres') {
           assert.equal(stale, undefined)
@@ -518,7 +477,7 @@ for (const backend of [sqliteBackend(), postgresBackend()] as (Backend & { next:
               'charge',
               'ch_c',
               (doc) => ({ doc: { total: Number(doc?.total) + 100 }, outcome: { added: 100 } }),
-              { recordOf: (o) => withoutRefund(recordOf(`re_cc${i}`)(o)) },
+              { recordOf },
             ),
           ),
         )
@@ -538,18 +497,14 @@ for (const backend of [sqliteBackend(), postgresBackend()] as (Backend & { next:
     test('retention: final keys older than the window are purged, never below 30 days', async () => {
       const now = 100 * DAY
       await store.claim(claimOf('old', 'a', now - 31 * DAY))
-      await store.finish('old', 'a', succeeded('old'), refund('re_old'), now - 31 * DAY)
+      await store.finish('old', 'a', succeeded('old'), now - 31 * DAY)
       await store.claim(claimOf('recent', 'a', now - 29 * DAY))
-      await store.finish('recent', 'a', succeeded('recent'), undefined, now - 29 * DAY)
+      await store.finish('recent', 'a', succeeded('recent'), now - 29 * DAY)
       await store.claim(claimOf('old-running', 'a', now - 40 * DAY))
       await assert.rejects(purgeExpired(store, 29, now), RangeError)
       const purged = await purgeExpired(store, 30, now)
       assert.ok(purged >= 1)
       assert.equal(await store.get('old'), undefined)
-      assert.equal(
-        (await store.refundsFor('ch_1')).some((r) => r.refundRef === 're_old'),
-        false,
-      )
       assert.equal((await store.get('recent'))?.status, 'succeeded')
       assert.equal((await store.get('old-running'))?.status, 'running')
     })

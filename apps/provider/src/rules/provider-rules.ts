@@ -11,15 +11,7 @@ import type {
   RefundCommand,
   SameTransactionOutcome,
 } from '../billing/port.js'
-import type {
-  ClaimRequest,
-  KeyFinish,
-  OperationKind,
-  OperationRow,
-  Outcome,
-  RefundRecord,
-  Store,
-} from '../store/store.js'
+import type { ClaimRequest, KeyFinish, OperationKind, OperationRow, Outcome, Store } from '../store/store.js'
 import { fail, invalid, notFound, ok, type ToolAnswer } from './answers.js'
 import { cancelRefusal, refundRefusal } from './refusals.js'
 
@@ -217,7 +209,7 @@ export class ProviderRules {
     operation: OperationKind,
     targetRef: string,
     run: (recovering: boolean, sameTransaction: SameTransactionOutcome) => Promise<LookupOutcome | 'not_found'>,
-    toOutcome: (o: LookupOutcome) => { outcome: Outcome; refund?: RefundRecord },
+    toOutcome: (o: LookupOutcome) => { outcome: Outcome },
     /** A billing system in this store's database: claim, call and record as one write (BillingPort.refundClaiming). */
     claiming?: (
       claim: ClaimRequest,
@@ -247,8 +239,8 @@ export class ProviderRules {
       await this.#store.release(key, owner)
       return notFound()
     }
-    const { outcome, refund } = toOutcome(done)
-    const recorded = sameTransaction.finished ?? (await this.#store.finish(key, owner, outcome, refund, this.#now()))
+    const { outcome } = toOutcome(done)
+    const recorded = sameTransaction.finished ?? (await this.#store.finish(key, owner, outcome, this.#now()))
     if (!recorded) {
       // Our claim was taken over (lease ran out mid-call); answer what the winner recorded.
       const row = await this.#store.get(key)
@@ -312,7 +304,7 @@ function refusalOutcome(o: LookupOutcome): Outcome | undefined {
     : undefined
 }
 
-function refundResult(key: string, c: RefundCommand, o: LookupOutcome): { outcome: Outcome; refund?: RefundRecord } {
+function refundResult(key: string, c: RefundCommand, o: LookupOutcome): { outcome: Outcome } {
   const refused = refusalOutcome(o)
   if (refused !== undefined) return { outcome: refused }
   if (o.operation !== 'refund' || o.status === 'refused') throw new TypeError('billing answered another operation')
@@ -324,16 +316,7 @@ function refundResult(key: string, c: RefundCommand, o: LookupOutcome): { outcom
     refund_ref: o.refund_ref,
   }
   const result = o.status === 'succeeded' ? { ...base, processed_at: o.processed_at } : base
-  return {
-    outcome: { status: o.status, result, refusal: null },
-    refund: {
-      refundRef: o.refund_ref,
-      transactionRef: c.transaction_ref,
-      amountMinor: c.amount.amount_minor,
-      currency: c.amount.currency,
-      status: o.status,
-    },
-  }
+  return { outcome: { status: o.status, result, refusal: null } }
 }
 
 function cancelResult(key: string, c: CancelCommand, o: LookupOutcome): { outcome: Outcome } {

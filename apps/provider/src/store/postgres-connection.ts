@@ -3,7 +3,7 @@
 import pg from 'pg'
 import { parseIntoClientConfig } from 'pg-connection-string'
 import { StoreError } from '../errors.js'
-import { jsonOrNull, type Outcome, type RefundRecord } from './store.js'
+import { jsonOrNull, type Outcome } from './store.js'
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/
 
@@ -174,21 +174,13 @@ END $$;`
 
 /**
  * Keys' records as the array columns of the statements that finish keys in batches (finishMany, and the ledger's
- * writeFinishMany and claimWriteMany): status, result, refusal, the time, then the refund record's five fields (null
- * where a key records no refund).
+ * writeFinishMany and claimWriteMany): status, result, refusal, the time.
  */
-export function keyRecordColumns(
-  records: readonly { outcome: Outcome; refund?: RefundRecord | undefined; nowMs: number }[],
-): unknown[][] {
+export function keyRecordColumns(records: readonly { outcome: Outcome; nowMs: number }[]): unknown[][] {
   return [
     records.map((r) => r.outcome.status),
     records.map((r) => jsonOrNull(r.outcome.result)),
     records.map((r) => jsonOrNull(r.outcome.refusal)),
     records.map((r) => r.nowMs),
-    records.map((r) => r.refund?.refundRef ?? null),
-    records.map((r) => r.refund?.transactionRef ?? null),
-    records.map((r) => r.refund?.amountMinor ?? null),
-    records.map((r) => r.refund?.currency ?? null),
-    records.map((r) => r.refund?.status ?? null),
   ]
 }

@@ -4,8 +4,8 @@
 // held across the network. A lost race re-reads and re-runs the mutation; after a few lost races the mutation runs
 // under SELECT … FOR UPDATE instead, so a hot document still makes progress. Reads and writes are group-committed
 // (postgres-batch.ts): concurrent mutations share one read statement and one write statement. A mutation given the
-// provider's claim (ApplyOptions.finish) finishes the claim in its write statement (writeFinishMany): the change, the
-// key's outcome and its refund record commit together, and a refund takes two round trips (claim, write) instead of
+// provider's claim (ApplyOptions.finish) finishes the claim in its write statement (writeFinishMany): the change and the
+// key's outcome commit together, and a refund takes two round trips (claim, write) instead of
 // three. A new key on a known document goes further (applyClaiming, claimWriteMany): claim, change and outcome in one
 // statement.
 import type pg from 'pg'
@@ -106,44 +106,37 @@ function ledgerStatements(s: string) {
     // write for many mutations of distinct documents: the ones (x.i) whose version still matched.
     writeMany: `WITH ${changesMany}
       SELECT i FROM changed`,
-    // writeMany that also finishes the provider's claims of the changed keys ($16–$26, one entry per item that
+    // writeMany that also finishes the provider's claims of the changed keys ($16–$21, one entry per item that
     // finishes): the keys store's finish (postgres-store.ts), applied only where the change applied and the claim is
     // still the owner's, so a change and its key's outcome commit together. Answers each changed item and whether
     // its claim finished.
     writeFinishMany: `WITH ${changesMany},
       f AS (
-        SELECT * FROM unnest($16::int[], $17::text[], $18::text[], $19::text[], $20::text[], $21::bigint[], $22::text[],
-          $23::text[], $24::bigint[], $25::text[], $26::text[])
-          AS f(i, owner, status, result, refusal, at, refund_ref, transaction_ref, amount_minor, currency, refund_status)),
+        SELECT * FROM unnest($16::int[], $17::text[], $18::text[], $19::text[], $20::text[], $21::bigint[])
+          AS f(i, owner, status, result, refusal, at)),
       finished AS (
         UPDATE ${s}.operations o SET status = f.status, result = f.result, refusal = f.refusal, updated_at = f.at,
           lease_until = 0
         FROM changed JOIN f ON f.i = changed.i
-        WHERE o.key = changed.key AND o.owner = f.owner AND o.status = 'running' RETURNING f.i, o.key),
-      refunded AS (
-        INSERT INTO ${s}.refunds (refund_ref, key, transaction_ref, amount_minor, currency, status, created_at)
-        SELECT f.refund_ref, finished.key, f.transaction_ref, f.amount_minor, f.currency, f.refund_status, f.at
-        FROM f JOIN finished ON finished.i = f.i WHERE f.refund_ref IS NOT NULL
-        RETURNING 1)
+        WHERE o.key = changed.key AND o.owner = f.owner AND o.status = 'running' RETURNING f.i)
       SELECT changed.i, finished.i IS NOT NULL AS finished FROM changed LEFT JOIN finished ON finished.i = changed.i`,
     // New keys claimed, changed and finished in one statement (DemoLedgerStore.applyClaiming). An item goes through
     // only if its document is still at the version the mutation saw (row-locked here, so it stays there), its related
     // documents are unchanged and the ledger has no outcome for its key (locked), and its key's row could be
     // inserted, already final (claimed; ON CONFLICT waits for a concurrent insert of the key, then skips). The
-    // change, the ledger's outcome, the rows it puts and the server's refund record follow only for the items this
+    // change, the ledger's outcome and the rows it puts follow only for the items this
     // statement inserted (mine: key and owner, so a key sent twice in one batch is written once). Answers those items
     // (written) and the ones whose document, related documents or ledger key failed the checks (not written: stale).
     claimWriteMany: `WITH x AS (
         SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[],
-          $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::bigint[],
-          $16::text[], $17::text[], $18::bigint[], $19::text[], $20::text[])
+          $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::bigint[])
           AS x(i, key, kind, ref, doc, version, outcome, fingerprint, operation, target_ref, owner, status, result,
-            refusal, at, refund_ref, transaction_ref, amount_minor, currency, refund_status)),
+            refusal, at)),
       locked AS (
         SELECT x.i FROM x JOIN ${s}.ledger_docs d ON d.kind = x.kind AND d.ref = x.ref AND d.version = x.version
         WHERE NOT EXISTS (SELECT 1 FROM ${s}.ledger_keys k WHERE k.key = x.key)
           AND NOT EXISTS (
-            SELECT 1 FROM unnest($21::int[], $22::text[], $23::text[], $24::text[]) AS seen(i, kind, ref, doc)
+            SELECT 1 FROM unnest($16::int[], $17::text[], $18::text[], $19::text[]) AS seen(i, kind, ref, doc)
             LEFT JOIN ${s}.ledger_docs r ON r.kind = seen.kind AND r.ref = seen.ref
             WHERE seen.i = x.i AND r.doc IS DISTINCT FROM seen.doc)
         FOR UPDATE OF d),
@@ -161,13 +154,9 @@ function ledgerStatements(s: string) {
         INSERT INTO ${s}.ledger_keys (key, kind, ref, outcome) SELECT key, kind, ref, outcome FROM mine RETURNING 1),
       put AS (
         INSERT INTO ${s}.ledger_docs (kind, ref, doc)
-        SELECT p.kind, p.ref, p.doc FROM unnest($25::int[], $26::text[], $27::text[], $28::text[]) AS p(i, kind, ref, doc)
+        SELECT p.kind, p.ref, p.doc FROM unnest($20::int[], $21::text[], $22::text[], $23::text[]) AS p(i, kind, ref, doc)
         JOIN mine ON mine.i = p.i
-        ON CONFLICT (kind, ref) DO UPDATE SET doc = excluded.doc, version = ${s}.ledger_docs.version + 1 RETURNING 1),
-      refunded AS (
-        INSERT INTO ${s}.refunds (refund_ref, key, transaction_ref, amount_minor, currency, status, created_at)
-        SELECT refund_ref, key, transaction_ref, amount_minor, currency, refund_status, at FROM mine
-        WHERE refund_ref IS NOT NULL RETURNING 1)
+        ON CONFLICT (kind, ref) DO UPDATE SET doc = excluded.doc, version = ${s}.ledger_docs.version + 1 RETURNING 1)
       SELECT i, true AS written FROM changed
       UNION ALL SELECT x.i, false FROM x WHERE NOT EXISTS (SELECT 1 FROM locked WHERE locked.i = x.i)`,
   }
@@ -356,7 +345,7 @@ function ledgerDb(connection: PostgresConnection): LedgerDb {
     }
     const changed = await run<{ i: number; finished: boolean }>('writeFinishMany', [
       ...values,
-      // $16–$26: one entry per item that finishes its key's claim.
+      // $16–$21: one entry per item that finishes its key's claim.
       finishing.map((f) => f.i),
       finishing.map((f) => f.owner),
       ...keyRecordColumns(finishing.map((f) => f.record)),

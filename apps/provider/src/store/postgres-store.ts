@@ -23,10 +23,8 @@ import {
   jsonOrNull,
   type OperationsRow,
   type Outcome,
-  type RefundRecord,
   type Store,
   toOperation,
-  toRefundRecord,
 } from './store.js'
 
 // result and refusal are TEXT, not JSONB: JSONB reorders an object's keys, and a replay must answer the bytes the
@@ -53,10 +51,6 @@ DO $$ BEGIN
     ALTER TABLE ${s}.operations SET (fillfactor = ${OPERATIONS_FILLFACTOR});
   END IF;
 END $$;
-CREATE TABLE IF NOT EXISTS ${s}.refunds (
-  refund_ref TEXT PRIMARY KEY, key TEXT NOT NULL UNIQUE, transaction_ref TEXT NOT NULL,
-  amount_minor BIGINT NOT NULL, currency TEXT NOT NULL, status TEXT NOT NULL, created_at BIGINT NOT NULL);
-CREATE INDEX IF NOT EXISTS refunds_tx ON ${s}.refunds(transaction_ref);
 ${jsonbToText(s, 'operations', ['result', 'refusal'])}
 `
 }
@@ -93,49 +87,21 @@ function keyStatements(s: string) {
         AS x(key, fingerprint, operation, target_ref, owner, lease_until, at)
       ON CONFLICT (key) DO NOTHING RETURNING key`,
     get: `SELECT * FROM ${s}.operations WHERE key = $1`,
-    // The outcome and its refund record in one statement: both commit, or (refund insert failing) neither.
-    finish: `WITH done AS (
-        UPDATE ${s}.operations SET status = $1, result = $2, refusal = $3, updated_at = $4, lease_until = 0
-        WHERE key = $5 AND owner = $6 AND status = 'running' RETURNING key),
-      recorded AS (
-        INSERT INTO ${s}.refunds (refund_ref, key, transaction_ref, amount_minor, currency, status, created_at)
-        SELECT $7::text, done.key, $8::text, $9::bigint, $10::text, $11::text, $4 FROM done WHERE $7::text IS NOT NULL
-        RETURNING 1)
-      SELECT (SELECT count(*) FROM done)::int AS n`,
+    finish: `UPDATE ${s}.operations SET status = $1, result = $2, refusal = $3, updated_at = $4, lease_until = 0
+      WHERE key = $5 AND owner = $6 AND status = 'running'`,
     // finish for many keys (distinct, so no row is updated twice): the keys it finished.
-    finishMany: `WITH x AS (
-        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[],
-          $8::text[], $9::bigint[], $10::text[], $11::text[])
-          AS x(key, owner, status, result, refusal, at, refund_ref, transaction_ref, amount_minor, currency, refund_status)),
-      done AS (
-        UPDATE ${s}.operations o SET status = x.status, result = x.result, refusal = x.refusal, updated_at = x.at,
-          lease_until = 0
-        FROM x WHERE o.key = x.key AND o.owner = x.owner AND o.status = 'running' RETURNING o.key),
-      recorded AS (
-        INSERT INTO ${s}.refunds (refund_ref, key, transaction_ref, amount_minor, currency, status, created_at)
-        SELECT x.refund_ref, x.key, x.transaction_ref, x.amount_minor, x.currency, x.refund_status, x.at
-        FROM x JOIN done ON done.key = x.key WHERE x.refund_ref IS NOT NULL
-        RETURNING 1)
-      SELECT key FROM done`,
+    finishMany: `UPDATE ${s}.operations o SET status = x.status, result = x.result, refusal = x.refusal, updated_at = x.at,
+        lease_until = 0
+      FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[])
+        AS x(key, owner, status, result, refusal, at)
+      WHERE o.key = x.key AND o.owner = x.owner AND o.status = 'running' RETURNING o.key`,
     abandon: `UPDATE ${s}.operations SET lease_until = 0 WHERE key = $1 AND owner = $2 AND status = 'running'`,
     release: `DELETE FROM ${s}.operations WHERE key = $1 AND owner = $2 AND status = 'running'`,
-    settle: `WITH done AS (
-        UPDATE ${s}.operations SET status = $1, result = $2, refusal = $3, updated_at = $4
-        WHERE key = $5 AND status = 'pending' RETURNING key),
-      settled AS (
-        UPDATE ${s}.refunds SET status = 'succeeded' WHERE $1::text = 'succeeded' AND key IN (SELECT key FROM done)
-        RETURNING 1),
-      dropped AS (
-        DELETE FROM ${s}.refunds WHERE $1::text <> 'succeeded' AND key IN (SELECT key FROM done) RETURNING 1)
-      SELECT (SELECT count(*) FROM done)::int AS n`,
-    refundsFor: `SELECT * FROM ${s}.refunds WHERE transaction_ref = $1 ORDER BY created_at, refund_ref`,
+    settle: `UPDATE ${s}.operations SET status = $1, result = $2, refusal = $3, updated_at = $4
+      WHERE key = $5 AND status = 'pending'`,
     // created_at < $1 finds the candidates through the created_at index; a row changes after it is created
     // (updated_at ≥ created_at), so it adds no condition — with replicas' clocks apart, a row is only kept longer.
-    purge: `WITH gone AS (
-        DELETE FROM ${s}.operations WHERE status IN ('succeeded','failed') AND created_at < $1 AND updated_at < $1
-        RETURNING key),
-      refunds AS (DELETE FROM ${s}.refunds WHERE key IN (SELECT key FROM gone) RETURNING 1)
-      SELECT (SELECT count(*) FROM gone)::int AS n`,
+    purge: `DELETE FROM ${s}.operations WHERE status IN ('succeeded','failed') AND created_at < $1 AND updated_at < $1`,
   }
 }
 
@@ -146,9 +112,6 @@ function keysStore(connection: PostgresConnection): Store {
     name: keyof typeof sql,
     values: unknown[],
   ): Promise<pg.QueryResult<R>> => pool.query<R>({ name: `tollgate_${name}`, text: sql[name], values })
-  const count = async (name: keyof typeof sql, values: unknown[]) =>
-    ((await run<{ n: number }>(name, values)).rows[0]?.n ?? 0) as number
-
   // A claim's INSERT commits without waiting for the WAL flush: see unflushedPoolSettings (postgres-connection.ts).
   const insertClaims = <R extends pg.QueryResultRow>(name: 'insert' | 'insertMany', values: unknown[]) =>
     connection.unflushedPool.query<R>({ name: `tollgate_${name}`, text: sql[name], values })
@@ -197,15 +160,10 @@ function keysStore(connection: PostgresConnection): Store {
     key: string
     owner: string
     outcome: Outcome
-    refund: RefundRecord | undefined
     nowMs: number
   }
-  const finishOne = async ({ key, owner, outcome, refund: r, nowMs }: Finish) => {
-    const values = [...outcomeValues(outcome, nowMs), key, owner]
-    values.push(r?.refundRef ?? null, r?.transactionRef ?? null, r?.amountMinor ?? null, r?.currency ?? null)
-    values.push(r?.status ?? null)
-    return (await count('finish', values)) === 1
-  }
+  const finishOne = async ({ key, owner, outcome, nowMs }: Finish) =>
+    (await run('finish', [...outcomeValues(outcome, nowMs), key, owner])).rowCount === 1
   const finish = statementBatcher<Finish, boolean>({
     rowOf: (f) => f.key,
     maxInFlight: BATCHES_IN_FLIGHT,
@@ -226,18 +184,17 @@ function keysStore(connection: PostgresConnection): Store {
   return {
     kind: 'postgres',
     claim: (r) => guard(() => claim(r)),
-    finish: (key, owner, outcome, refund, nowMs) => guard(() => finish({ key, owner, outcome, refund, nowMs })),
+    finish: (key, owner, outcome, nowMs) => guard(() => finish({ key, owner, outcome, nowMs })),
     abandon: (key, owner) => guard(async () => void (await run('abandon', [key, owner]))),
     release: (key, owner) => guard(async () => void (await run('release', [key, owner]))),
-    settle: (key, o, nowMs) => guard(async () => (await count('settle', [...outcomeValues(o, nowMs), key])) === 1),
+    settle: (key, o, nowMs) =>
+      guard(async () => (await run('settle', [...outcomeValues(o, nowMs), key])).rowCount === 1),
     get: (key) =>
       guard(async () => {
         const row = (await run<OperationsRow>('get', [key])).rows[0]
         return row === undefined ? undefined : toOperation(row)
       }),
-    refundsFor: (transactionRef) =>
-      guard(async () => (await run('refundsFor', [transactionRef])).rows.map(toRefundRecord)),
-    purge: (cutoffMs) => guard(() => count('purge', [cutoffMs])),
+    purge: (cutoffMs) => guard(async () => (await run('purge', [cutoffMs])).rowCount ?? 0),
     close: () => guard(() => connection.end()),
   }
 }

@@ -16,25 +16,22 @@ import {
   type KeyFinish,
   type OperationsRow,
   type Outcome,
-  type RefundRecord,
   type Store,
   toOperation,
-  toRefundRecord,
 } from './store.js'
 
 export type { SqliteDurability, SqliteSettings } from './sqlite-connection.js'
 
-// result and refusal hold the JSON text as first written: a replay answers the same bytes.
+// result and refusal hold the JSON text as first written: a replay answers the same bytes. The store keeps keys and
+// their outcomes only: a refund's record is its key's result (refund_ref, transaction, amount), and the billing system
+// keeps its own. Files from earlier builds also hold a `refunds` table — a second copy of each refund, written with
+// three index entries (one at a scattered page) and never read; nothing writes or reads it now.
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS operations (
   key TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, operation TEXT NOT NULL, target_ref TEXT NOT NULL,
   status TEXT NOT NULL, result TEXT, refusal TEXT, owner TEXT NOT NULL, lease_until INTEGER NOT NULL,
   created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS operations_updated ON operations(updated_at);
-CREATE TABLE IF NOT EXISTS refunds (
-  refund_ref TEXT PRIMARY KEY, key TEXT NOT NULL UNIQUE, transaction_ref TEXT NOT NULL,
-  amount_minor INTEGER NOT NULL, currency TEXT NOT NULL, status TEXT NOT NULL, created_at INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS refunds_tx ON refunds(transaction_ref);
 `
 
 export interface SqliteStoreOptions {
@@ -59,7 +56,7 @@ export function openSqliteStore(
   const store = keysStore(connection, tx)
   attachLedgerStore(store, () =>
     openSqliteLedgerStore(connection, {
-      finish: (key, owner, f) => tx.finish(key, owner, f.outcome, f.refund, f.nowMs),
+      finish: (key, owner, f) => tx.finish(key, owner, f.outcome, f.nowMs),
       claimFinished: tx.claimFinished,
     }),
   )
@@ -90,28 +87,16 @@ function prepareKeyStatements(db: Database.Database) {
     settle: db.prepare(
       `UPDATE operations SET status = ?, result = ?, refusal = ?, updated_at = ? WHERE key = ? AND status = 'pending'`,
     ),
-    insertRefund: db.prepare(
-      `INSERT INTO refunds (refund_ref, key, transaction_ref, amount_minor, currency, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-    ),
-    settleRefund: db.prepare(`UPDATE refunds SET status = ? WHERE key = ?`),
-    dropRefund: db.prepare(`DELETE FROM refunds WHERE key = ?`),
-    refundsFor: db.prepare(`SELECT * FROM refunds WHERE transaction_ref = ? ORDER BY created_at, refund_ref`),
-    purgeRefunds: db.prepare(
-      `DELETE FROM refunds WHERE key IN (SELECT key FROM operations WHERE status IN ('succeeded','failed') AND updated_at < ?)`,
-    ),
     purgeOps: db.prepare(`DELETE FROM operations WHERE status IN ('succeeded','failed') AND updated_at < ?`),
   }
 }
 
 type KeyStatements = ReturnType<typeof prepareKeyStatements>
 
-// Built once: better-sqlite3's transaction() wrapper is costly to create per call. Inside a group commit each runs
-// as a savepoint of the batch's transaction.
+// Built once: better-sqlite3's transaction() wrapper is costly to create per call. claim runs several statements, so
+// it is a transaction (inside a group commit, a savepoint of the batch's); the others are one statement each, atomic
+// on their own, so a failing one changes nothing of the batch without a savepoint.
 function keyTransactions(db: Database.Database, q: KeyStatements) {
-  // The server's record of a key's refund, written with the key's outcome (none for a key without one).
-  const recordRefund = (key: string, r: RefundRecord | undefined, at: number) => {
-    if (r !== undefined) q.insertRefund.run(r.refundRef, key, r.transactionRef, r.amountMinor, r.currency, r.status, at)
-  }
   return {
     q,
     claim: db.transaction((r: ClaimRequest): ClaimResult => {
@@ -125,34 +110,18 @@ function keyTransactions(db: Database.Database, q: KeyStatements) {
       }
       return { kind: 'exists', row }
     }),
-    finish: db.transaction(
-      (key: string, owner: string, o: Outcome, refund: RefundRecord | undefined, nowMs: number): boolean => {
-        const done = q.finish.run(o.status, jsonOrNull(o.result), jsonOrNull(o.refusal), nowMs, key, owner)
-        if (done.changes !== 1) return false
-        recordRefund(key, refund, nowMs)
-        return true
-      },
-    ),
+    finish: (key: string, owner: string, o: Outcome, nowMs: number): boolean =>
+      q.finish.run(o.status, jsonOrNull(o.result), jsonOrNull(o.refusal), nowMs, key, owner).changes === 1,
     // Inside the ledger's transaction: false (nothing written) when the key exists.
-    claimFinished: (r: ClaimRequest, { outcome: o, refund, nowMs: at }: KeyFinish): boolean => {
+    claimFinished: (r: ClaimRequest, { outcome: o, nowMs: at }: KeyFinish): boolean => {
       const result = jsonOrNull(o.result)
       const refusal = jsonOrNull(o.refusal)
       const row = [r.key, r.fingerprint, r.operation, r.targetRef, o.status, result, refusal, r.owner, at, at]
-      if (q.insertFinal.run(...row).changes !== 1) return false
-      recordRefund(r.key, refund, at)
-      return true
+      return q.insertFinal.run(...row).changes === 1
     },
-    settle: db.transaction((key: string, o: Outcome, nowMs: number): boolean => {
-      const done = q.settle.run(o.status, jsonOrNull(o.result), jsonOrNull(o.refusal), nowMs, key)
-      if (done.changes !== 1) return false
-      if (o.status === 'succeeded') q.settleRefund.run('succeeded', key)
-      else q.dropRefund.run(key)
-      return true
-    }),
-    purge: db.transaction((cutoffMs: number): number => {
-      q.purgeRefunds.run(cutoffMs)
-      return q.purgeOps.run(cutoffMs).changes
-    }),
+    settle: (key: string, o: Outcome, nowMs: number): boolean =>
+      q.settle.run(o.status, jsonOrNull(o.result), jsonOrNull(o.refusal), nowMs, key).changes === 1,
+    purge: (cutoffMs: number): number => q.purgeOps.run(cutoffMs).changes,
   }
 }
 
@@ -171,8 +140,7 @@ function keysStore(c: SqliteConnection, tx: ReturnType<typeof keyTransactions>):
         () => tx.claim(r),
         (result) => result.kind === 'exists',
       ),
-    finish: (key, owner, o, refund, nowMs) => c.write(() => tx.finish(key, owner, o, refund, nowMs)),
-    // A single statement is atomic on its own; inside a batch it needs no savepoint of its own.
+    finish: (key, owner, o, nowMs) => c.write(() => tx.finish(key, owner, o, nowMs)),
     abandon: (key, owner) => c.write(() => void q.abandon.run(key, owner)),
     release: (key, owner) => c.write(() => void q.release.run(key, owner)),
     settle: (key, o, nowMs) => c.write(() => tx.settle(key, o, nowMs)),
@@ -181,8 +149,6 @@ function keysStore(c: SqliteConnection, tx: ReturnType<typeof keyTransactions>):
         const row = q.get.get(key) as OperationsRow | undefined
         return row === undefined ? undefined : toOperation(row)
       }),
-    refundsFor: (transactionRef) =>
-      c.read(() => (q.refundsFor.all(transactionRef) as Record<string, unknown>[]).map(toRefundRecord)),
     purge: (cutoffMs) => c.write(() => tx.purge(cutoffMs)),
     close: () => c.read(() => c.close()),
   }

@@ -50,19 +50,9 @@ export interface Outcome {
   refusal: Refusal | null
 }
 
-/** The server's own record of a refund, written in the same transaction as its key's outcome. */
-export interface RefundRecord {
-  refundRef: string
-  transactionRef: string
-  amountMinor: number
-  currency: string
-  status: 'pending' | 'succeeded'
-}
-
 /** A claim's outcome as it is recorded: what finish() takes, for a finish made inside another write (ledger-store.ts). */
 export interface KeyFinish {
   outcome: Outcome
-  refund?: RefundRecord
   nowMs: number
 }
 
@@ -70,14 +60,8 @@ export interface Store {
   readonly kind: 'sqlite' | 'postgres'
   /** Claims a key (INSERT … ON CONFLICT): at most one live owner per key across every process sharing the database. */
   claim(request: ClaimRequest): Promise<ClaimResult>
-  /** Records the outcome of a claim (and the refund it records, same transaction). false when the claim was lost. */
-  finish(
-    key: string,
-    owner: string,
-    outcome: Outcome,
-    refund: RefundRecord | undefined,
-    nowMs: number,
-  ): Promise<boolean>
+  /** Records the outcome of a claim. false when the claim was lost. */
+  finish(key: string, owner: string, outcome: Outcome, nowMs: number): Promise<boolean>
   /** Ends a claim's lease without an outcome (billing failed mid-call): the next caller recovers via billing.lookup. */
   abandon(key: string, owner: string): Promise<void>
   /** Drops a running claim that recorded nothing (e.g. the target did not exist). */
@@ -85,23 +69,10 @@ export interface Store {
   /** Moves a pending operation to its final outcome (settlement). false when it was not pending. */
   settle(key: string, outcome: Outcome, nowMs: number): Promise<boolean>
   get(key: string): Promise<OperationRow | undefined>
-  /** Refund records of one transaction (server side). */
-  refundsFor(transactionRef: string): Promise<RefundRecord[]>
-  /** Deletes final operations (and their refund records) last updated before cutoffMs; returns how many. */
+  /** Deletes final operations last updated before cutoffMs; returns how many. */
   purge(cutoffMs: number): Promise<number>
 
   close(): Promise<void>
-}
-
-/** A refunds row (same column names on SQLite and PostgreSQL) as the store's RefundRecord. */
-export function toRefundRecord(r: Record<string, unknown>): RefundRecord {
-  return {
-    refundRef: String(r.refund_ref),
-    transactionRef: String(r.transaction_ref),
-    amountMinor: Number(r.amount_minor),
-    currency: String(r.currency),
-    status: r.status as RefundRecord['status'],
-  }
 }
 
 /**
