@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { probePostgres } from '@tollgate/test-support'
+import Database from 'better-sqlite3'
 import pg from 'pg'
 import {
   DemoLedger,
@@ -510,6 +511,45 @@ for (const backend of [sqliteBackend(), postgresBackend()] as (Backend & { next:
     })
   })
 }
+
+test('SQLite: a file from an earlier build opens and serves; its refunds table is left alone', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tollgate-old-file-'))
+  const file = join(dir, 'old.sqlite')
+  try {
+    // The keys tables as the build before made them, with a refund recorded in both.
+    const old = new Database(file)
+    old.exec(`
+      CREATE TABLE operations (
+        key TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, operation TEXT NOT NULL, target_ref TEXT NOT NULL,
+        status TEXT NOT NULL, result TEXT, refusal TEXT, owner TEXT NOT NULL, lease_until INTEGER NOT NULL,
+        created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL);
+      CREATE INDEX operations_updated ON operations(updated_at);
+      CREATE TABLE refunds (
+        refund_ref TEXT PRIMARY KEY, key TEXT NOT NULL UNIQUE, transaction_ref TEXT NOT NULL,
+        amount_minor INTEGER NOT NULL, currency TEXT NOT NULL, status TEXT NOT NULL, created_at INTEGER NOT NULL);
+      CREATE INDEX refunds_tx ON refunds(transaction_ref);
+      INSERT INTO operations VALUES ('kept', 'fp', 'refund', 'ch_1', 'succeeded', '{"refund_ref":"re_1"}', NULL, 'o', 0, 5, 6);
+      INSERT INTO refunds VALUES ('re_1', 'kept', 'ch_1', 1, 'USD', 'succeeded', 5);`)
+    old.close()
+    const store = openSqliteStore(file)
+    try {
+      assert.deepEqual((await store.get('kept'))?.result, { refund_ref: 're_1' })
+      assert.deepEqual(await store.claim(claimOf('new', 'a', 1000)), { kind: 'claimed', recovering: false })
+      assert.equal(await store.finish('new', 'a', succeeded('new'), 1100), true)
+      assert.equal(await purgeExpired(store, 30, 40 * DAY), 2)
+    } finally {
+      await store.close()
+    }
+    const reopened = new Database(file, { readonly: true })
+    try {
+      assert.deepEqual(reopened.prepare('SELECT refund_ref FROM refunds').pluck().all(), ['re_1'])
+    } finally {
+      reopened.close()
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
 
 describe('the provider over PostgreSQL', { skip: pgSkip }, () => {
   const schema = `tollgate_provider_p${process.pid}_${Date.now().toString(36)}`
