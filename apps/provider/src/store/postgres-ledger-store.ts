@@ -4,10 +4,9 @@
 // held across the network. A lost race re-reads and re-runs the mutation; after a few lost races the mutation runs
 // under SELECT … FOR UPDATE instead, so a hot document still makes progress. Reads and writes are group-committed
 // (postgres-batch.ts): concurrent mutations share one read statement and one write statement. A mutation given the
-// provider's claim (ApplyOptions.finish) finishes the claim in its write statement (writeFinishMany): the change and the
-// key's outcome commit together, and a refund takes two round trips (claim, write) instead of
-// three. A new key on a known document goes further (applyClaiming, claimWriteMany): claim, change and outcome in one
-// statement.
+// provider's claim (ApplyOptions.finish) finishes the claim in its write statement (writeFinishMany): the change and
+// the key's outcome commit together, and a refund takes two round trips (claim, write) instead of three. A new key on
+// a known document goes further (applyClaiming, claimWriteMany): claim, change and outcome in one statement.
 import type pg from 'pg'
 import type {
   ApplyOptions,
@@ -124,9 +123,9 @@ function ledgerStatements(s: string) {
     // only if its document is still at the version the mutation saw (row-locked here, so it stays there), its related
     // documents are unchanged and the ledger has no outcome for its key (locked), and its key's row could be
     // inserted, already final (claimed; ON CONFLICT waits for a concurrent insert of the key, then skips). The
-    // change, the ledger's outcome and the rows it puts follow only for the items this
-    // statement inserted (mine: key and owner, so a key sent twice in one batch is written once). Answers those items
-    // (written) and the ones whose document, related documents or ledger key failed the checks (not written: stale).
+    // change, the ledger's outcome and the rows it puts follow only for the items this statement inserted (mine: key
+    // and owner, so a key sent twice in one batch is written once). Answers those items (written) and the ones whose
+    // document, related documents or ledger key failed the checks (not written: stale).
     claimWriteMany: `WITH x AS (
         SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[],
           $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::bigint[])
