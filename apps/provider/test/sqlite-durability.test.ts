@@ -212,18 +212,37 @@ test("'power-loss': a failed WAL sync fails the writes it covered (ERR_PROVIDER_
   }
 })
 
-test("'power-loss': a won claim and a ledger mutation are answered at their COMMIT; the finish after them, and a claim that found a row, wait for the WAL sync", async () => {
+/**
+ * A power-loss store whose WAL syncs can be held back: after hold(), no sync returns until release() (which also
+ * ends the holding); holdsSyncs() says whether one was held.
+ */
+function heldSyncStore(name: string) {
   const held: (() => void)[] = []
   let holding = false
   const store = openSqliteStore(
-    join(dir, 'commit-only.sqlite'),
+    join(dir, name),
     {},
     { fdatasync: (fd, done) => (holding ? held.push(() => fdatasync(fd, done)) : fdatasync(fd, done)) },
   )
+  return {
+    store,
+    hold: () => {
+      holding = true
+    },
+    holdsSyncs: () => held.length > 0,
+    release: () => {
+      holding = false
+      for (const r of held.splice(0)) r()
+    },
+  }
+}
+
+test("'power-loss': a won claim and a ledger mutation are answered at their COMMIT; the finish after them, and a claim that found a row, wait for the WAL sync", async () => {
+  const { store, hold, holdsSyncs, release } = heldSyncStore('commit-only.sqlite')
   const ledger = demoLedgerStore(store)
   try {
     await ledger.seed([{ kind: 'transaction', ref: 'ch_1', doc: { n: 0 } }])
-    holding = true // from here no WAL sync returns until released
+    hold() // from here no WAL sync returns until released
     const won = claim(store, 'k-fast')
     assert.equal(await settlesNow(won), true, 'a won claim is answered at its COMMIT')
     assert.deepEqual(await won, { kind: 'claimed', recovering: false })
@@ -239,27 +258,19 @@ test("'power-loss': a won claim and a ledger mutation are answered at their COMM
     assert.equal(await settlesNow(again), false, 'a claim that found the row waits for the WAL sync')
     const read = store.get('k-fast')
     assert.equal(await settlesNow(read), false, 'a read of unsynced commits waits too')
-    assert.ok(held.length > 0)
-    holding = false
-    for (const release of held.splice(0)) release()
+    assert.ok(holdsSyncs())
+    release()
     assert.equal(await finish, true)
     assert.equal((await again).kind, 'exists')
     assert.equal((await read)?.status, 'succeeded')
   } finally {
-    holding = false
-    for (const release of held.splice(0)) release()
+    release()
     await store.close()
   }
 })
 
 test("'power-loss': a one-write refund (applyClaiming) and a ledger write that finishes its key wait for the WAL sync; one that wrote nothing does not", async () => {
-  const held: (() => void)[] = []
-  let holding = false
-  const store = openSqliteStore(
-    join(dir, 'one-write.sqlite'),
-    {},
-    { fdatasync: (fd, done) => (holding ? held.push(() => fdatasync(fd, done)) : fdatasync(fd, done)) },
-  )
+  const { store, hold, holdsSyncs, release } = heldSyncStore('one-write.sqlite')
   const ledger = demoLedgerStore(store)
   const outcome = { status: 'succeeded' as const, result: { ok: true }, refusal: null }
   const plusOne = (doc: Record<string, unknown> | undefined) => ({
@@ -268,7 +279,7 @@ test("'power-loss': a one-write refund (applyClaiming) and a ledger write that f
   })
   try {
     await ledger.seed([{ kind: 'transaction', ref: 'ch_1', doc: { n: 0 } }])
-    holding = true // from here no WAL sync returns until released
+    hold() // from here no WAL sync returns until released
     const oneWrite = ledger.applyClaiming(claimRequest('k-one'), 'transaction', 'ch_1', plusOne, {
       recordOf: () => ({ outcome, nowMs: 2_000 }),
     })
@@ -285,17 +296,15 @@ test("'power-loss': a one-write refund (applyClaiming) and a ledger write that f
       finish: { owner: 'o1', recordOf: () => ({ outcome, nowMs: 2_000 }) },
     })
     assert.equal(await settlesNow(finishing), false, 'a ledger write that finishes its key waits for its WAL sync')
-    assert.ok(held.length > 0)
-    holding = false
-    for (const release of held.splice(0)) release()
+    assert.ok(holdsSyncs())
+    release()
     assert.deepEqual(await oneWrite, { outcome: 'refunded' })
     assert.equal((await finishing).finished, true)
     assert.equal((await store.get('k-one'))?.status, 'succeeded')
     assert.equal((await store.get('k-two'))?.status, 'succeeded')
     assert.equal((await ledger.get('transaction', 'ch_1'))?.n, 2)
   } finally {
-    holding = false
-    for (const release of held.splice(0)) release()
+    release()
     await store.close()
   }
 })
