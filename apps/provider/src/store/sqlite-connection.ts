@@ -3,6 +3,7 @@
 import { closeSync, fdatasync, fdatasyncSync, openSync } from 'node:fs'
 import Database from 'better-sqlite3'
 import { StoreError } from '../errors.js'
+import { type Checkpointer, type CheckpointerOptions, startCheckpointer } from './sqlite-checkpointer.js'
 
 /**
  * What a committed write survives. 'process-crash': WAL with synchronous=NORMAL — a commit survives the process
@@ -21,9 +22,10 @@ export interface SqliteSettings {
   walSync: 'every-commit' | 'checkpoint'
 }
 
-/** Internal seams for tests: the WAL sync (default fs.fdatasync). */
+/** Internal seams for tests: the WAL sync (default fs.fdatasync), the background checkpoints (false: SQLite's own). */
 export interface SqliteConnectionHooks {
   fdatasync?: (fd: number, done: (error: Error | null) => void) => void
+  checkpoints?: CheckpointerOptions | false
 }
 
 export interface SqliteConnection {
@@ -38,6 +40,8 @@ export interface SqliteConnection {
    * that later sync covers this commit too, as the WAL is one sequence (see keysStore's claim).
    */
   write<T>(run: () => T, onDiskFirst?: (value: T) => boolean): Promise<T>
+  /** The background checkpointer (sqlite-checkpointer.ts); undefined when SQLite checkpoints in its commits. */
+  readonly checkpointer: Checkpointer | undefined
   /** Commits queued writes now and closes the connection. */
   close(): void
 }
@@ -91,10 +95,15 @@ export function openSqliteConnection(
     walSync: walFd === undefined ? 'checkpoint' : 'every-commit',
   }
   const durable = walFd === undefined ? undefined : walSyncer(walFd, hooks.fdatasync ?? fdatasync)
-  const writer = groupCommit(db, durable)
+  const checkpointer =
+    hooks.checkpoints === false || settings.journalMode !== 'wal'
+      ? undefined
+      : startCheckpointer(db, file, hooks.checkpoints)
+  const writer = groupCommit(db, durable, checkpointer)
   return {
     db,
     settings,
+    checkpointer,
     read: <T>(fn: () => T): Promise<T> => {
       let value: T
       try {
@@ -107,6 +116,8 @@ export function openSqliteConnection(
     },
     write: writer.write,
     close: () => {
+      // The worker's connection closes first, so this one is the last: it checkpoints and removes the WAL.
+      checkpointer?.close()
       // Writes already queued are committed, synced and answered before the database closes.
       writer.flush()
       durable?.syncAndClose()
@@ -192,7 +203,11 @@ function walSyncer(fd: number, sync: NonNullable<SqliteConnectionHooks['fdatasyn
 // durable before its caller calls billing, and an outcome before the answer is sent. One failed write rolls back
 // its savepoint only; a failed COMMIT fails every write of the batch (none of them committed). Under load this
 // turns one commit (and one fsync) per write into one per batch, and the fsync no longer stops the event loop.
-function groupCommit(db: Database.Database, durable: ReturnType<typeof walSyncer> | undefined) {
+function groupCommit(
+  db: Database.Database,
+  durable: ReturnType<typeof walSyncer> | undefined,
+  checkpointer: Checkpointer | undefined,
+) {
   interface QueuedWrite {
     run: () => unknown
     onDiskFirst: ((value: unknown) => boolean) | undefined
@@ -213,6 +228,8 @@ function groupCommit(db: Database.Database, durable: ReturnType<typeof walSyncer
   )
   const flush = () => {
     scheduled = false
+    // The checkpointer's last pass is running: the queue waits for its end (onRelease below).
+    if (checkpointer?.holding()) return
     const items = queue
     queue = []
     if (items.length === 0) return
@@ -223,6 +240,7 @@ function groupCommit(db: Database.Database, durable: ReturnType<typeof walSyncer
       for (const item of items) item.reject(storeError(cause))
       return
     }
+    checkpointer?.afterCommit()
     const answer = (item: QueuedWrite, d: Done) => {
       if (d.ok) item.resolve(d.value)
       else item.reject(storeError(d.error))
@@ -263,5 +281,11 @@ function groupCommit(db: Database.Database, durable: ReturnType<typeof walSyncer
         setImmediate(flush)
       }
     })
+  checkpointer?.onRelease(() => {
+    if (queue.length > 0 && !scheduled) {
+      scheduled = true
+      setImmediate(flush)
+    }
+  })
   return { write, flush }
 }
