@@ -367,3 +367,23 @@ test('without the worker (checkpoints: false) SQLite checkpoints in its commits,
     c.close()
   }
 })
+
+test('a checkpointer whose worker dies hands checkpoints back to SQLite (1 000 pages); writes go on', async () => {
+  const file = join(dir, 'checkpointer-dies.sqlite')
+  const c = openSqliteConnection(file, 'power-loss', 'CREATE TABLE IF NOT EXISTS t (v BLOB)', {
+    checkpoints: { everyMs: 10, workerModule: join(dir, 'no-such-module.js') },
+  })
+  try {
+    assert.ok(c.checkpointer, 'the worker started (it fails as it loads its module)')
+    for (let i = 0; i < 500 && c.db.pragma('wal_autocheckpoint', { simple: true }) !== 1_000; i++) {
+      await new Promise((r) => setTimeout(r, 10))
+    }
+    assert.equal(c.db.pragma('wal_autocheckpoint', { simple: true }), 1_000)
+    await writeBlobs(c)
+    assert.equal(c.checkpointer?.cycles, 0)
+    assert.ok(statSync(`${file}-wal`).size / 4096 < 1_100, "SQLite's own checkpoints kept the WAL at its threshold")
+    assert.deepEqual(c.db.prepare('SELECT count(*) AS n FROM t').get(), { n: BLOB_WRITES })
+  } finally {
+    c.close()
+  }
+})

@@ -51,6 +51,8 @@ export interface CheckpointerOptions {
   everyMs?: number
   /** The longest commits are held for a cycle's last pass. Default 100. */
   holdLimitMs?: number
+  /** Internal seam for tests: the module the worker loads (default better-sqlite3's). */
+  workerModule?: string
 }
 
 export interface Checkpointer {
@@ -81,7 +83,11 @@ export function startCheckpointer(
   try {
     worker = new Worker(WORKER_SOURCE, {
       eval: true,
-      workerData: { file, betterSqlite3: createRequire(import.meta.url).resolve('better-sqlite3'), closed },
+      workerData: {
+        file,
+        betterSqlite3: options.workerModule ?? createRequire(import.meta.url).resolve('better-sqlite3'),
+        closed,
+      },
     })
   } catch {
     return undefined
