@@ -91,7 +91,7 @@ test('writes batched into one commit stay independent: a failing one rolls back 
   const store = openSqliteStore(file)
   try {
     await demoLedgerStore(store).seed([{ kind: 'transaction', ref: 'ch_1', doc: { n: 0 } }])
-    // Issued in the same turn: they share one transaction, each in its own savepoint.
+    // Issued in the same turn: they share one transaction.
     const results = await Promise.allSettled([
       claim(store, 'k-a'),
       demoLedgerStore(store).apply('k-bad', 'transaction', 'ch_1', () => {
@@ -121,6 +121,40 @@ test('writes batched into one commit stay independent: a failing one rolls back 
     assert.deepEqual(await demoLedgerStore(reopened).get('transaction', 'ch_1'), { n: 1 })
   } finally {
     await reopened.close()
+  }
+})
+
+test('a write is atomic in its batch: one that throws after changing rows leaves none of them; the others commit', async () => {
+  const file = join(dir, 'atomic-write.sqlite')
+  const c = openSqliteConnection(file, 'power-loss', 'CREATE TABLE IF NOT EXISTS t (v INTEGER UNIQUE)')
+  const insert = c.db.prepare('INSERT INTO t VALUES (?)')
+  try {
+    // Issued in the same turn: one transaction. The second inserts 2, then fails on a duplicate of 1.
+    const results = await Promise.allSettled([
+      c.write(() => insert.run(1)),
+      c.write(() => {
+        insert.run(2)
+        insert.run(1)
+      }),
+      c.write(() => insert.run(3).changes),
+    ])
+    assert.deepEqual(
+      results.map((r) => r.status),
+      ['fulfilled', 'rejected', 'fulfilled'],
+    )
+    assert.equal((results[1] as PromiseRejectedResult).reason.code, 'ERR_PROVIDER_STORE')
+    assert.equal((results[2] as PromiseFulfilledResult<number>).value, 1)
+    // Alone in its batch, a failing write changes nothing either.
+    await assert.rejects(
+      c.write(() => {
+        insert.run(4)
+        insert.run(3)
+      }),
+      { code: 'ERR_PROVIDER_STORE' },
+    )
+    assert.deepEqual(c.db.prepare('SELECT v FROM t ORDER BY v').all(), [{ v: 1 }, { v: 3 }])
+  } finally {
+    c.close()
   }
 })
 

@@ -49,7 +49,7 @@ function prepareLedgerStatements(db: Database.Database) {
 
 type LedgerStatements = ReturnType<typeof prepareLedgerStatements>
 
-function ledgerTransactions(db: Database.Database, q: LedgerStatements, keys: KeyWrites) {
+function ledgerTransactions(q: LedgerStatements, keys: KeyWrites) {
   const readDoc = (kind: string, ref: string) => {
     const row = q.get.get(kind, ref) as { doc: string } | undefined
     return row === undefined ? undefined : (JSON.parse(row.doc) as Doc)
@@ -74,49 +74,45 @@ function ledgerTransactions(db: Database.Database, q: LedgerStatements, keys: Ke
     q,
     readDoc,
     readOutcome,
-    seed: db.transaction((docs: readonly LedgerDoc[]) => {
+    seed: (docs: readonly LedgerDoc[]) => {
       for (const d of docs) q.seed.run(d.kind, d.ref, JSON.stringify(d.doc))
-    }),
+    },
     // Runs inside the group commit's IMMEDIATE transaction: the write lock is held before the key is read.
-    apply: db.transaction(
-      (
-        key: string,
-        kind: string,
-        ref: string,
-        mutate: LedgerMutation<unknown>,
-        options: ApplyOptions | undefined,
-      ): LedgerApplyResult<unknown> => {
-        const prior = readOutcome(key)
-        if (prior !== undefined) return { outcome: prior, replayed: true }
-        const change = changeOf(kind, ref, mutate, options?.alsoRead)
-        writeDocs(kind, ref, change)
-        if (change.record !== false) q.keyPut.run(key, kind, ref, JSON.stringify(change.outcome))
-        const finish = options?.finish
-        const record = finish?.recordOf(change.outcome)
-        if (finish === undefined || record === undefined) return { outcome: change.outcome, replayed: false }
-        return { outcome: change.outcome, replayed: false, finished: keys.finish(key, finish.owner, record) }
-      },
-    ),
-    applyClaiming: db.transaction(
-      (
-        claim: ClaimRequest,
-        kind: string,
-        ref: string,
-        mutate: LedgerMutation<unknown>,
-        options: ClaimingOptions<unknown>,
-      ): { outcome: unknown } | undefined => {
-        if (readOutcome(claim.key) !== undefined) return undefined
-        const change = changeOf(kind, ref, mutate, options.alsoRead)
-        if (change.record === false) return undefined
-        const record = options.recordOf(change.outcome)
-        // The key's row first: when the key exists, nothing has been written.
-        if (record === undefined || !keys.claimFinished(claim, record)) return undefined
-        writeDocs(kind, ref, change)
-        q.keyPut.run(claim.key, kind, ref, JSON.stringify(change.outcome))
-        return { outcome: change.outcome }
-      },
-    ),
-    rewrite: db.transaction((key: string, kind: string, ref: string, mutate: LedgerMutation<unknown>): unknown => {
+    apply: (
+      key: string,
+      kind: string,
+      ref: string,
+      mutate: LedgerMutation<unknown>,
+      options: ApplyOptions | undefined,
+    ): LedgerApplyResult<unknown> => {
+      const prior = readOutcome(key)
+      if (prior !== undefined) return { outcome: prior, replayed: true }
+      const change = changeOf(kind, ref, mutate, options?.alsoRead)
+      writeDocs(kind, ref, change)
+      if (change.record !== false) q.keyPut.run(key, kind, ref, JSON.stringify(change.outcome))
+      const finish = options?.finish
+      const record = finish?.recordOf(change.outcome)
+      if (finish === undefined || record === undefined) return { outcome: change.outcome, replayed: false }
+      return { outcome: change.outcome, replayed: false, finished: keys.finish(key, finish.owner, record) }
+    },
+    applyClaiming: (
+      claim: ClaimRequest,
+      kind: string,
+      ref: string,
+      mutate: LedgerMutation<unknown>,
+      options: ClaimingOptions<unknown>,
+    ): { outcome: unknown } | undefined => {
+      if (readOutcome(claim.key) !== undefined) return undefined
+      const change = changeOf(kind, ref, mutate, options.alsoRead)
+      if (change.record === false) return undefined
+      const record = options.recordOf(change.outcome)
+      // The key's row first: when the key exists, nothing has been written.
+      if (record === undefined || !keys.claimFinished(claim, record)) return undefined
+      writeDocs(kind, ref, change)
+      q.keyPut.run(claim.key, kind, ref, JSON.stringify(change.outcome))
+      return { outcome: change.outcome }
+    },
+    rewrite: (key: string, kind: string, ref: string, mutate: LedgerMutation<unknown>): unknown => {
       const doc = readDoc(kind, ref)
       const prior = readOutcome(key)
       if (doc === undefined || prior === undefined) return undefined
@@ -124,7 +120,7 @@ function ledgerTransactions(db: Database.Database, q: LedgerStatements, keys: Ke
       writeDocs(kind, ref, change)
       q.keySet.run(JSON.stringify(change.outcome), key)
       return change.outcome
-    }),
+    },
   }
 }
 
@@ -135,7 +131,7 @@ export function openSqliteLedgerStore(c: SqliteConnection, keys: KeyWrites): Dem
   } catch (cause) {
     throw new StoreError('cannot create the demo ledger tables', { cause })
   }
-  const tx = ledgerTransactions(c.db, prepareLedgerStatements(c.db), keys)
+  const tx = ledgerTransactions(prepareLedgerStatements(c.db), keys)
   return {
     kind: 'sqlite',
     seed: (docs) => c.write(() => tx.seed(docs)),

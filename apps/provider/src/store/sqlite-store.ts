@@ -52,7 +52,7 @@ export function openSqliteStore(
   hooks: SqliteConnectionHooks = {},
 ): SqliteStore {
   const connection = openSqliteConnection(file, options.durability ?? 'power-loss', SCHEMA, hooks)
-  const tx = keyTransactions(connection.db, prepareKeyStatements(connection.db))
+  const tx = keyTransactions(prepareKeyStatements(connection.db))
   const store = keysStore(connection, tx)
   attachLedgerStore(store, () =>
     openSqliteLedgerStore(connection, {
@@ -93,13 +93,11 @@ function prepareKeyStatements(db: Database.Database) {
 
 type KeyStatements = ReturnType<typeof prepareKeyStatements>
 
-// Built once: better-sqlite3's transaction() wrapper is costly to create per call. claim runs several statements, so
-// it is a transaction (inside a group commit, a savepoint of the batch's); the others are one statement each, atomic
-// on their own, so a failing one changes nothing of the batch without a savepoint.
-function keyTransactions(db: Database.Database, q: KeyStatements) {
+// Plain functions: each runs as one write of a group commit, which makes it atomic (sqlite-connection.ts).
+function keyTransactions(q: KeyStatements) {
   return {
     q,
-    claim: db.transaction((r: ClaimRequest): ClaimResult => {
+    claim: (r: ClaimRequest): ClaimResult => {
       const at = r.nowMs
       const inserted = q.insert.run(r.key, r.fingerprint, r.operation, r.targetRef, r.owner, at + r.leaseMs, at, at)
       if (inserted.changes === 1) return { kind: 'claimed', recovering: false }
@@ -109,7 +107,7 @@ function keyTransactions(db: Database.Database, q: KeyStatements) {
         if (taken.changes === 1) return { kind: 'claimed', recovering: true }
       }
       return { kind: 'exists', row }
-    }),
+    },
     finish: (key: string, owner: string, o: Outcome, nowMs: number): boolean =>
       q.finish.run(o.status, jsonOrNull(o.result), jsonOrNull(o.refusal), nowMs, key, owner).changes === 1,
     // Inside the ledger's transaction: false (nothing written) when the key exists.
