@@ -35,7 +35,8 @@ export interface SqliteConnection {
   read<T>(fn: () => T): Promise<T>
   /**
    * Queues a write for the next group commit. The write is atomic: if run throws, none of its changes commit (and the
-   * other writes of the batch do). Resolves once that transaction committed and, with 'power-loss',
+   * other writes of the batch do). run may run twice (again when another write of its batch throws), so it must change
+   * nothing outside the database. Resolves once that transaction committed and, with 'power-loss',
    * once the WAL sync covering it returned — unless `onDiskFirst(value)` says false: then at the COMMIT. Only for a
    * write whose caller always makes a waiting write (or a read) before anyone outside the process can learn of it:
    * that later sync covers this commit too, as the WAL is one sequence (see keysStore's claim).
@@ -204,7 +205,7 @@ function walSyncer(fd: number, sync: NonNullable<SqliteConnectionHooks['fdatasyn
 // is durable before its caller calls billing, and an outcome before the answer is sent. Each write is atomic: the
 // batch first runs every write bare; if one throws (it may have made part of its changes), the whole batch rolls
 // back and runs again with each write in its own savepoint (better-sqlite3 nests a transaction function as a
-// SAVEPOINT), so the failed one rolls back alone. Writes rarely fail, and a savepoint per write cost ~4% of refunds/s
+// SAVEPOINT), so the failed one rolls back alone. Writes rarely fail, and a savepoint per write cost ~5% of refunds/s
 // (SAVEPOINT and RELEASE, and SQLite copying each page the write changes into the savepoint's sub-journal). A failed
 // BEGIN or COMMIT fails every write of the batch (none of them committed). Under load this turns one commit (and one
 // fsync) per write into one per batch, and the fsync no longer stops the event loop.
