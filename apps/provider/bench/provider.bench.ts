@@ -1,9 +1,9 @@
 // npm run bench -w apps/provider: signed sr_get_transaction and sr_refund (fresh keys) at concurrency 16, as
 // 2026-07-28 single-request calls and as legacy 4-request attempts (initialize, initialized, tools/call, DELETE),
 // each against (a) the bare per-request SDK v2 server and (b) a raw node:http HMAC-only server (the floor), all in
-// this run. Loopback only; each scenario is bounded by a call count and a time limit.
+// this run. Loopback only; every leg is a closed loop of 16 connections for a fixed time (BENCH_MS), driven by a load
+// process of its own (bench/load-process.ts).
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
-import { randomUUID } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import http from 'node:http'
 import { cpus, tmpdir } from 'node:os'
@@ -11,7 +11,18 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { signHeaders } from '@tollgate/signing'
 import { benchBundle } from '../../../scripts/bench-bundle.mjs'
-import type { LoadResult, LoadSpec } from './load-process.js'
+import {
+  type BenchTool,
+  JSON_HEADERS,
+  LEGACY_INITIALIZE,
+  LEGACY_INITIALIZED,
+  legacyCallBody,
+  legacySessionHeaders,
+  modernCallRequest,
+  platformKey,
+  refundRequest,
+} from './calls.js'
+import type { LoadLeg, LoadResult, LoadSpec } from './load-process.js'
 
 const SECRET = 'srmps_bench_0123456789abcdef0123456789abcdef'
 const CONCURRENCY = 16
@@ -20,6 +31,13 @@ const CONCURRENCY = 16
 const MAX_CALLS = Number(process.env.BENCH_CALLS ?? 6000)
 const MAX_MS = Number(process.env.BENCH_MS ?? 4000)
 const WARMUP = 300
+/**
+ * The load client. By default every leg runs in a load process of its own (bench/load-process.ts: autocannon, every
+ * request built, signed and checked as it is sent). BENCH_CLIENT=node-http drives the MCP and REST-refund legs from
+ * this process with node:http instead, as the bench did until 2026-12-02: that client spends 80–150 µs of CPU per
+ * call, and a server that answers a group commit's refunds at once waits while it works through them.
+ */
+const IN_PROCESS_CLIENT = process.env.BENCH_CLIENT === 'node-http'
 const APP = fileURLToPath(new URL('..', import.meta.url))
 
 // The provider runs on SQLite synchronous=FULL (power-loss, the default) and NORMAL (process-crash), and on
@@ -124,44 +142,8 @@ function send(url: URL, method: string, body: string, headers: Record<string, st
   })
 }
 
-let seq = 0
-const ENVELOPE = {
-  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-  'io.modelcontextprotocol/clientCapabilities': {},
-}
-const JSON_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }
-
-type Tool = 'read' | 'refund'
-
-/** A UUIDv7: the time in ms, then a v4 UUID's random bits (its variant nibble kept). */
-function uuid7(): string {
-  const time = Date.now().toString(16).padStart(12, '0')
-  const r = randomUUID() // xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx
-  return `${time.slice(0, 8)}-${time.slice(8)}-7${r.slice(15, 18)}-${r.slice(19, 23)}-${r.slice(24)}`
-}
-
-/**
- * An idempotency key shaped like the platform's (seed 002: `<merchant uuid7>:ticket:<ticket uuid7>:refund:<uuid7>`,
- * 124 characters, time-ordered): the keys' length and order decide how the provider's key indexes grow, so the bench
- * sends what the platform sends (short counter keys made refunds ~5% faster than real ones).
- */
-const platformKey = () => `0199a3c1-0a0b-7c0d-8e0f-101112131415:ticket:${uuid7()}:refund:${uuid7()}`
-function toolCall(kind: Kind, tool: Tool): { name: string; args: Record<string, unknown> } {
-  if (kind === 'bare' || kind === 'v1') return { name: 'noop', args: {} }
-  if (tool === 'read') return { name: 'sr_get_transaction', args: { transaction_ref: 'ch_1001' } }
-  return {
-    name: 'sr_refund',
-    args: {
-      idempotency_key: platformKey(),
-      request: {
-        transaction_ref: `ch_9${100 + (++seq % 256)}`,
-        amount: { amount_minor: 1, currency: 'USD' },
-        reason: 'goodwill',
-        dry_run: false,
-      },
-    },
-  }
-}
+/** The tool a server is called with: the peers have only their no-op. */
+const toolOf = (kind: Kind, tool: 'read' | 'refund'): BenchTool => (kind === 'bare' || kind === 'v1' ? 'noop' : tool)
 
 function check(kind: Kind, r: Reply, expect: number, what: string) {
   // The floor answers 200 to everything it verified.
@@ -175,51 +157,23 @@ function check(kind: Kind, r: Reply, expect: number, what: string) {
   }
 }
 
-async function modernCall(kind: Kind, url: URL, tool: Tool) {
-  const { name, args } = toolCall(kind, tool)
-  const body = JSON.stringify({
-    jsonrpc: '2.0',
-    id: ++seq,
-    method: 'tools/call',
-    params: { name, arguments: args, _meta: ENVELOPE },
-  })
-  const r = await send(url, 'POST', body, {
-    ...JSON_HEADERS,
-    'mcp-protocol-version': '2026-07-28',
-    'mcp-method': 'tools/call',
-    'mcp-name': name,
-  })
-  check(kind, r, 200, 'tools/call')
+async function modernCall(kind: Kind, url: URL, tool: 'read' | 'refund') {
+  const { body, headers } = modernCallRequest(toolOf(kind, tool))
+  check(kind, await send(url, 'POST', body, headers), 200, 'tools/call')
 }
 
-async function legacyAttempt(kind: Kind, url: URL, tool: Tool) {
-  const init = JSON.stringify({
-    jsonrpc: '2.0',
-    id: 1,
-    method: 'initialize',
-    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bench', version: '1' } },
-  })
-  const r1 = await send(url, 'POST', init, JSON_HEADERS)
+async function legacyAttempt(kind: Kind, url: URL, tool: 'read' | 'refund') {
+  const r1 = await send(url, 'POST', LEGACY_INITIALIZE, JSON_HEADERS)
   check(kind, r1, 200, 'initialize')
   const session = r1.headers['mcp-session-id']
-  const sh: Record<string, string> = {
-    ...JSON_HEADERS,
-    'mcp-protocol-version': '2025-11-25',
-    ...(typeof session === 'string' && { 'mcp-session-id': session }),
-  }
-  const r2 = await send(url, 'POST', JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }), sh)
-  check(kind, r2, 202, 'initialized')
-  const { name, args } = toolCall(kind, tool)
-  const r3 = await send(
-    url,
-    'POST',
-    JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name, arguments: args } }),
-    sh,
-  )
-  check(kind, r3, 200, 'tools/call')
-  const r4 = await send(url, 'DELETE', '', sh)
-  check(kind, r4, typeof session === 'string' ? 200 : kind === 'raw' ? 200 : 405, 'DELETE')
+  const sh = legacySessionHeaders(typeof session === 'string' ? session : undefined)
+  check(kind, await send(url, 'POST', LEGACY_INITIALIZED, sh), 202, 'initialized')
+  check(kind, await send(url, 'POST', legacyCallBody(toolOf(kind, tool)), sh), 200, 'tools/call')
+  check(kind, await send(url, 'DELETE', '', sh), deleteStatusOf(kind), 'DELETE')
 }
+
+/** What a 2025-era attempt's DELETE gets: 200 from a server with sessions (and the floor), 405 from one without. */
+const deleteStatusOf = (kind: Kind) => (kind === 'bare' ? 405 : 200)
 
 interface Result {
   perSecond: number
@@ -227,10 +181,24 @@ interface Result {
   count: number
   /** The load client's CPU over the run's wall time; near 1 means the client, not the server, set the pace. */
   clientCpuShare?: number
+  /** The server process's CPU seconds and the wall seconds over the measured run (warm-up excluded). */
+  server?: { cpuSeconds: number; wallSeconds: number }
 }
 
-async function run(fn: () => Promise<void>): Promise<Result> {
+/** Brackets a measured run: read the server's CPU and the clock at its start, and again at its end. */
+function serverWindow(kind: Kind) {
+  const cpu0 = serverCpuSeconds(kind)
+  const t0 = performance.now()
+  return (): Result['server'] => {
+    const cpu1 = serverCpuSeconds(kind)
+    if (cpu0 === undefined || cpu1 === undefined) return undefined
+    return { cpuSeconds: cpu1 - cpu0, wallSeconds: (performance.now() - t0) / 1000 }
+  }
+}
+
+async function run(kind: Kind, fn: () => Promise<void>): Promise<Result> {
   for (let i = 0; i < WARMUP; i += CONCURRENCY) await Promise.all(Array.from({ length: CONCURRENCY }, fn))
+  const window = serverWindow(kind)
   const latencies: number[] = []
   const cpu0 = process.cpuUsage()
   const started = performance.now()
@@ -244,6 +212,7 @@ async function run(fn: () => Promise<void>): Promise<Result> {
     }
   }
   await Promise.all(Array.from({ length: CONCURRENCY }, worker))
+  const server = window()
   const elapsed = (performance.now() - started) / 1000
   const cpu = process.cpuUsage(cpu0)
   latencies.sort((a, b) => a - b)
@@ -252,6 +221,7 @@ async function run(fn: () => Promise<void>): Promise<Result> {
     p99Ms: latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * 0.99))] ?? 0,
     count: latencies.length,
     clientCpuShare: (cpu.user + cpu.system) / 1e6 / elapsed,
+    ...(server !== undefined && { server }),
   }
 }
 
@@ -282,7 +252,7 @@ for (const kind of KINDS) servers.set(kind, await startServer(kind))
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0
 const results: Record<string, Partial<Record<Kind, Result>>> = {}
 let restReport: string[] = []
-// Server CPU (user + system of the server's process) per scenario and server, warm-up included: "scenario|kind".
+// Server CPU (user + system of the server's process) per scenario and server, over the measured runs: "scenario|kind".
 const scenarioCpu: ServerCpu = new Map()
 // Per scenario and provider kind: sameRoundRatios against the era's peer.
 const ratios: Record<string, Partial<Record<Kind, ReturnType<typeof sameRoundRatios>>>> = {}
@@ -296,12 +266,10 @@ try {
       const order = kinds.map((_, i) => kinds[(i + round) % kinds.length] as Kind)
       for (const kind of order) {
         const u = new URL(servers.get(kind)?.url as string)
-        const before = serverCpuSeconds(kind)
-        const started = performance.now()
-        const r = await run(() => (s.era === 'modern' ? modernCall(kind, u, s.tool) : legacyAttempt(kind, u, s.tool)))
-        const wall = (performance.now() - started) / 1000
-        const after = serverCpuSeconds(kind)
-        addServerCpu(scenarioCpu, `${s.name}|${kind}`, before, after, r.count, wall)
+        const r = IN_PROCESS_CLIENT
+          ? await run(kind, () => (s.era === 'modern' ? modernCall(kind, u, s.tool) : legacyAttempt(kind, u, s.tool)))
+          : await runLoadProcess(kind, loadSpec(u, mcpLoad(kind, u, s.era, s.tool)))
+        addServerCpu(scenarioCpu, `${s.name}|${kind}`, r)
         rounds.set(kind, [...(rounds.get(kind) ?? []), r])
       }
     }
@@ -338,6 +306,8 @@ function sameRoundRatios(rounds: Map<Kind, Result[]>, kind: Kind, peer: Kind) {
     bare: median(bare),
     raw: median(within('raw')),
     bareRange: [Math.min(...bare), Math.max(...bare)] as [number, number],
+    /** Each round's ratio to the peer, in the order run: a target "in every round" is read off these. */
+    byRound: bare,
   }
 }
 
@@ -346,7 +316,7 @@ function sameRoundRatios(rounds: Map<Kind, Result[]>, kind: Kind, peer: Kind) {
 const fmt = (r: Result) =>
   `${r.perSecond.toFixed(0).padStart(6)}/s p99 ${r.p99Ms.toFixed(1).padStart(6)} ms client ${((r.clientCpuShare ?? Number.NaN) * 100).toFixed(0)}%${(r.clientCpuShare ?? 0) >= 0.9 ? ' CLIENT-BOUND' : ''}`
 console.log(
-  `concurrency ${CONCURRENCY}, ${ROUNDS} alternating rounds of ≤${MAX_CALLS} calls or ${MAX_MS} ms per server and scenario (median round), loopback, signed`,
+  `concurrency ${CONCURRENCY}, ${ROUNDS} alternating rounds of ${IN_PROCESS_CLIENT ? `≤${MAX_CALLS} calls or ${MAX_MS} ms` : `${Math.ceil(MAX_MS / 1000)} s`} per server and scenario (median round), loopback, signed; load client: ${IN_PROCESS_CLIENT ? 'node:http in the bench process (BENCH_CLIENT=node-http)' : 'autocannon in a process of its own'}`,
 )
 console.log('unit: calls/s for modern single requests, attempts/s (4 requests each) for legacy')
 console.log(
@@ -368,7 +338,7 @@ for (const s of scenarios) {
     if (mine === undefined || ratio === undefined) continue
     const [low, high] = ratio.bareRange
     console.log(
-      `  ${kind.padEnd(12)} ${fmt(mine)} | ×peer ${ratio.bare.toFixed(2)} [${low.toFixed(2)}–${high.toFixed(2)}] ×raw ${ratio.raw.toFixed(2)}`,
+      `  ${kind.padEnd(12)} ${fmt(mine)} | ×peer ${ratio.bare.toFixed(2)} [${low.toFixed(2)}–${high.toFixed(2)}] ×raw ${ratio.raw.toFixed(2)} | rounds ${ratio.byRound.map((x) => x.toFixed(2)).join(' ')}`,
     )
   }
   console.log(scenarioCpuLine(s.name, peerOf(s.era)))
@@ -416,13 +386,7 @@ async function restRead(base: URL) {
 }
 
 async function restRefund(base: URL) {
-  const n = ++seq
-  const body = JSON.stringify({
-    transaction_ref: `ch_9${100 + (n % 256)}`,
-    amount: { amount_minor: 1, currency: 'USD' },
-    reason: 'goodwill',
-    dry_run: false,
-  })
+  const body = JSON.stringify(refundRequest())
   const r = await sendRest(new URL('/v1/refunds', base), 'POST', body, platformKey())
   if (r.status !== 200 || !r.body.includes('"status":"succeeded"'))
     throw new Error(`REST refund: HTTP ${r.status} ${r.body.slice(0, 200)}`)
@@ -432,24 +396,52 @@ async function restRefund(base: URL) {
  * A leg is driven either in this process (`fn`, node:http) or by the autocannon load process (`load`): the REST read
  * legs answer thousands of calls a second, more than a node:http client on one core can send.
  */
-type RestLeg = { label: string; kind: Kind } & (
-  | { fn: (u: URL) => Promise<void> }
-  | { load: (u: URL) => Omit<LoadSpec, 'origin' | 'secret' | 'connections' | 'seconds'> }
-)
+type RestLeg = { label: string; kind: Kind } & ({ fn: (u: URL) => Promise<void> } | { load: (u: URL) => LoadShape })
+
+/** A load process's leg and checks; loadSpec adds the server, the secret, the concurrency and the duration. */
+type LoadShape = Omit<LoadSpec, 'origin' | 'secret' | 'connections' | 'seconds'>
+function loadSpec(u: URL, shape: LoadShape): LoadSpec {
+  return { ...shape, origin: u.origin, secret: SECRET, connections: CONCURRENCY, seconds: Math.ceil(MAX_MS / 1000) }
+}
+
+/** An MCP scenario's leg for one server, with the checks the in-process client makes (check()). */
+function mcpLoad(kind: Kind, u: URL, era: 'modern' | 'legacy', tool: 'read' | 'refund'): LoadShape {
+  const t = toolOf(kind, tool)
+  const leg: LoadLeg =
+    era === 'modern'
+      ? { kind: 'modern', path: u.pathname, tool: t }
+      : { kind: 'legacy', path: u.pathname, tool: t, deleteStatus: deleteStatusOf(kind) }
+  if (kind === 'raw') return { leg, floor: true }
+  return isProvider(kind)
+    ? { leg, bodyIncludes: '"structuredContent"', bodyExcludes: '"isError":true' }
+    : { leg, bodyIncludes: '"text":"ok"' }
+}
 
 /** One leg's round in the autocannon process (pinned off the servers' core, like this process). */
-async function runLoadProcess(spec: LoadSpec): Promise<Result> {
+async function runLoadProcess(kind: Kind, spec: LoadSpec): Promise<Result> {
   // A child inherits this process's affinity: it runs off the servers' core.
   const argv = [benchBundle(join(APP, 'bench/load-process.ts')), JSON.stringify(spec)]
   const child = spawn(process.execPath, argv, { cwd: APP, stdio: ['ignore', 'pipe', 'inherit'] })
+  // The load process prints WARM when its warm-up is over and its result when its measured run is: the server's CPU
+  // is read at both.
   let out = ''
+  let window: (() => Result['server']) | undefined
+  let server: Result['server']
   child.stdout?.on('data', (d: Buffer) => {
     out += d.toString()
+    if (window === undefined && out.includes('WARM\n')) window = serverWindow(kind)
+    if (window !== undefined && server === undefined && out.endsWith('}\n')) server = window()
   })
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve))
   if (code !== 0) throw new Error(`load process exited ${code}`)
-  const r = JSON.parse(out) as LoadResult
-  return { perSecond: r.perSecond, p99Ms: r.p99Ms, count: r.count, clientCpuShare: r.clientCpuShare }
+  const r = JSON.parse(out.slice(out.indexOf('WARM\n') + 5)) as LoadResult
+  return {
+    perSecond: r.perSecond,
+    p99Ms: r.p99Ms,
+    count: r.count,
+    clientCpuShare: r.clientCpuShare,
+    ...(server !== undefined && { server }),
+  }
 }
 
 // Server CPU seconds (user + system) from /proc, in clock ticks of 10 ms: unlike throughput it barely moves when
@@ -475,44 +467,29 @@ async function restRounds(restCpu: ServerCpu, legs: readonly RestLeg[]): Promise
     const order = legs.map((_, i) => legs[(i + round) % legs.length] as RestLeg)
     for (const leg of order) {
       const u = new URL(servers.get(leg.kind)?.url as string)
-      const before = serverCpuSeconds(leg.kind)
-      const started = performance.now()
       const result =
-        'fn' in leg
-          ? await run(() => leg.fn(u))
-          : await runLoadProcess({
-              ...leg.load(u),
-              origin: u.origin,
-              secret: SECRET,
-              connections: CONCURRENCY,
-              seconds: Math.ceil(MAX_MS / 1000),
-            })
-      const wall = (performance.now() - started) / 1000
-      const after = serverCpuSeconds(leg.kind)
+        'fn' in leg ? await run(leg.kind, () => leg.fn(u)) : await runLoadProcess(leg.kind, loadSpec(u, leg.load(u)))
       rounds.set(leg.label, [...(rounds.get(leg.label) ?? []), result])
-      addServerCpu(restCpu, leg.label, before, after, result.count, wall)
+      addServerCpu(restCpu, leg.label, result)
     }
   }
   return rounds
 }
 
-/** Adds one run's server CPU (two readings) under `key`; the warm-up calls count too: they ran between the readings. */
-function addServerCpu(
-  cpu: ServerCpu,
-  key: string,
-  before: number | undefined,
-  after: number | undefined,
-  calls: number,
-  wall: number,
-) {
-  if (before === undefined || after === undefined) return
+/** Adds one measured run's server CPU, calls and wall time under `key` (warm-up excluded). */
+function addServerCpu(cpu: ServerCpu, key: string, r: Result) {
+  if (r.server === undefined) return
   const c = cpu.get(key) ?? { seconds: 0, calls: 0, wall: 0 }
-  cpu.set(key, { seconds: c.seconds + after - before, calls: c.calls + calls + WARMUP, wall: c.wall + wall })
+  cpu.set(key, {
+    seconds: c.seconds + r.server.cpuSeconds,
+    calls: c.calls + r.count,
+    wall: c.wall + r.server.wallSeconds,
+  })
 }
 
 /**
- * How busy the server's process kept its core while loaded (CPU seconds over wall seconds; the REST legs' wall time
- * includes starting the load process). Well under 100% at c=16 means the server was waiting for requests: the closed
+ * How busy the server's process kept its core while loaded (CPU seconds over wall seconds of the measured runs). Well
+ * under 100% at c=16 means the server was waiting for requests: the closed
  * loop of 16 callers, not the server's CPU, set the pace — its ratio understates it against a saturated peer.
  */
 function busyShare(cpu: ServerCpu, key: string): string {
@@ -586,35 +563,22 @@ async function restScenarios(only: string | undefined): Promise<string[]> {
       {
         label: 'raw',
         kind: 'raw',
-        load: () => ({ method: 'GET', path: '/v1/transactions/ch_1001', bodyIncludes: '"result":{}' }),
+        load: () => ({
+          leg: { kind: 'fixed', method: 'GET', path: '/v1/transactions/ch_1001' },
+          bodyIncludes: '"result":{}',
+        }),
       },
+      // The peer's no-op call (a 2026-07-28 tools/call, signed afresh each time).
       {
         label: 'bare',
         kind: 'bare',
-        load: (u) => ({
-          method: 'POST',
-          path: u.pathname,
-          body: JSON.stringify({
-            jsonrpc: '2.0',
-            id: 1,
-            method: 'tools/call',
-            params: { name: 'noop', arguments: {}, _meta: ENVELOPE },
-          }),
-          headers: {
-            ...JSON_HEADERS,
-            'mcp-protocol-version': '2026-07-28',
-            'mcp-method': 'tools/call',
-            'mcp-name': 'noop',
-          },
-          bodyIncludes: '"text":"ok"',
-        }),
+        load: (u) => ({ leg: { kind: 'modern', path: u.pathname, tool: 'noop' }, bodyIncludes: '"text":"ok"' }),
       },
       {
         label: 'provider',
         kind: 'provider',
         load: () => ({
-          method: 'GET',
-          path: '/v1/transactions/ch_1001',
+          leg: { kind: 'fixed', method: 'GET', path: '/v1/transactions/ch_1001' },
           bodyIncludes: '{"transaction_ref":"ch_1001"',
         }),
       },
@@ -626,11 +590,19 @@ async function restScenarios(only: string | undefined): Promise<string[]> {
     )
   }
   if (want('rest POST /v1/refunds')) {
+    const mcp = (kind: Kind): RestLeg =>
+      IN_PROCESS_CLIENT
+        ? { label: '', kind, fn: (u) => modernCall(kind, u, 'refund') }
+        : { label: '', kind, load: (u) => mcpLoad(kind, u, 'modern', 'refund') }
+    const rest = (kind: Kind): RestLeg =>
+      IN_PROCESS_CLIENT
+        ? { label: '', kind, fn: (u) => restRefund(new URL(u.origin)) }
+        : { label: '', kind, load: () => ({ leg: { kind: 'rest-refund' }, bodyIncludes: '"status":"succeeded"' }) }
     const refunds = await restRounds(cpu, [
-      { label: 'mcp', kind: 'provider', fn: (u) => modernCall('provider', u, 'refund') },
-      { label: 'rest', kind: 'provider', fn: (u) => restRefund(new URL(u.origin)) },
-      { label: 'mcp-pc', kind: 'provider-pc', fn: (u) => modernCall('provider-pc', u, 'refund') },
-      { label: 'rest-pc', kind: 'provider-pc', fn: (u) => restRefund(new URL(u.origin)) },
+      { ...mcp('provider'), label: 'mcp' },
+      { ...rest('provider'), label: 'rest' },
+      { ...mcp('provider-pc'), label: 'mcp-pc' },
+      { ...rest('provider-pc'), label: 'rest-pc' },
     ])
     out.push(
       `rest POST /v1/refunds (fresh keys, durable): provider power-loss MCP sr_refund ${restFigure(refunds, 'mcp')}`,
