@@ -66,7 +66,8 @@ export function modernCallRequest(tool: BenchTool): { body: string; headers: Rec
   }
 }
 
-/** A 2025-era attempt's four requests, each with the status it must get; the session id travels in between. */
+/** A 2025-era attempt's requests: initialize, initialized, the call, then a DELETE, all after initialize with the
+ * session id it answered (legacySessionHeaders). */
 export const LEGACY_INITIALIZE = JSON.stringify({
   jsonrpc: '2.0',
   id: 1,

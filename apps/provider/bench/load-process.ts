@@ -1,5 +1,5 @@
-// The bench's load client, in a process of its own: autocannon (requests written as pre-built bytes on raw sockets,
-// about a fifth of node:http's client CPU per call; a closed loop, one request in flight per connection). Every
+// The bench's load client, in a process of its own: autocannon (each request written as one buffer on a raw socket; a
+// closed loop, one request in flight per connection). Every
 // request is built and signed when it is sent (autocannon's setupRequest), as the platform does: a refund carries a
 // fresh platform-shaped key each time, and a 2025-era attempt carries the session id its initialize answered.
 // Every answer is checked; any unexpected one fails the run.
@@ -167,7 +167,7 @@ const load = (amount: number | undefined) =>
     requests,
   })
 
-// The same 300-call (or attempt) warm-up as the in-process legs (counted in the server's CPU, not in the figures).
+// The same 300-call (or attempt) warm-up as the in-process legs (in neither the figures nor the server's CPU).
 await load(300 * steps.length)
 // A server that answers wrongly fails the leg at once, not after a whole measured run.
 if (mismatched > 0) process.exit(1)

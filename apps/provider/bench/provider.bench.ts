@@ -26,16 +26,17 @@ import type { LoadLeg, LoadResult, LoadSpec } from './load-process.js'
 
 const SECRET = 'srmps_bench_0123456789abcdef0123456789abcdef'
 const CONCURRENCY = 16
-// Per round: at most MAX_CALLS calls or MAX_MS ms per server (rounds of a fast server shorter than ~1 s swung with
-// whatever else the machine did for a moment, so the cap is high enough for ~2 s rounds at 3 000 calls/s).
+// Per round and server: MAX_MS ms (whole seconds for the load process); the in-process client (BENCH_CLIENT=node-http)
+// stops at MAX_CALLS calls too (rounds of a fast server shorter than ~1 s swung with whatever else the machine did for
+// a moment, so the cap is high enough for ~2 s rounds at 3 000 calls/s).
 const MAX_CALLS = Number(process.env.BENCH_CALLS ?? 6000)
 const MAX_MS = Number(process.env.BENCH_MS ?? 4000)
 const WARMUP = 300
 /**
  * The load client. By default every leg runs in a load process of its own (bench/load-process.ts: autocannon, every
  * request built, signed and checked as it is sent). BENCH_CLIENT=node-http drives the MCP and REST-refund legs from
- * this process with node:http instead, as the bench did until 2026-12-02: that client spends 80–150 µs of CPU per
- * call, and a server that answers a group commit's refunds at once waits while it works through them.
+ * this process with node:http instead, as the bench did until 2026-12-02 (with it, the same servers spent 10–36% more
+ * CPU per refund, for a reason not found: README, Benchmark, "The load client").
  */
 const IN_PROCESS_CLIENT = process.env.BENCH_CLIENT === 'node-http'
 const APP = fileURLToPath(new URL('..', import.meta.url))
@@ -393,8 +394,8 @@ async function restRefund(base: URL) {
 }
 
 /**
- * A leg is driven either in this process (`fn`, node:http) or by the autocannon load process (`load`): the REST read
- * legs answer thousands of calls a second, more than a node:http client on one core can send.
+ * A leg is driven by the autocannon load process (`load`), or, with BENCH_CLIENT=node-http, from this process (`fn`);
+ * the REST read legs always by the load process: they answer thousands of calls a second.
  */
 type RestLeg = { label: string; kind: Kind } & ({ fn: (u: URL) => Promise<void> } | { load: (u: URL) => LoadShape })
 
@@ -489,8 +490,8 @@ function addServerCpu(cpu: ServerCpu, key: string, r: Result) {
 
 /**
  * How busy the server's process kept its core while loaded (CPU seconds over wall seconds of the measured runs). Well
- * under 100% at c=16 means the server was waiting for requests: the closed
- * loop of 16 callers, not the server's CPU, set the pace — its ratio understates it against a saturated peer.
+ * under 100% at c=16 means the server was waiting for requests: the closed loop of 16 callers, not the server's CPU,
+ * set the pace — its ratio understates it against a saturated peer.
  */
 function busyShare(cpu: ServerCpu, key: string): string {
   const c = cpu.get(key)
