@@ -134,8 +134,9 @@ export function startCheckpointer(
   worker.on('exit', fallBack)
   worker.on('message', (reply: Reply) => {
     if (gone || reply.pass !== pass) return
-    const complete = !('failed' in reply) && reply.checkpointed === reply.log
-    if (!lastPass && !('failed' in reply) && !(complete && !committedDuringPass)) {
+    const failed = 'failed' in reply
+    const complete = !failed && reply.checkpointed === reply.log
+    if (!lastPass && !failed && (!complete || committedDuringPass)) {
       // Frames were committed during the bulk pass: hold commits for a last, short one.
       held = true
       holdTimer = setTimeout(() => {

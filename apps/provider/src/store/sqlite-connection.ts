@@ -254,6 +254,11 @@ function groupCommit(
       return runIsolated.immediate(items)
     }
   }
+  const scheduleFlush = () => {
+    if (scheduled) return
+    scheduled = true
+    setImmediate(flush)
+  }
   const flush = () => {
     scheduled = false
     // The checkpointer's last pass is running: the queue waits for its end (onRelease below).
@@ -304,16 +309,10 @@ function groupCommit(
         resolve: resolve as (value: unknown) => void,
         reject,
       })
-      if (!scheduled) {
-        scheduled = true
-        setImmediate(flush)
-      }
+      scheduleFlush()
     })
   checkpointer?.onRelease(() => {
-    if (queue.length > 0 && !scheduled) {
-      scheduled = true
-      setImmediate(flush)
-    }
+    if (queue.length > 0) scheduleFlush()
   })
   return { write, flush }
 }
