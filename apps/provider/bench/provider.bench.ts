@@ -146,16 +146,27 @@ function send(url: URL, method: string, body: string, headers: Record<string, st
 /** The tool a server is called with: the peers have only their no-op. */
 const toolOf = (kind: Kind, tool: 'read' | 'refund'): BenchTool => (kind === 'bare' || kind === 'v1' ? 'noop' : tool)
 
+/**
+ * What the answer to a tools/call must hold, for both clients: a provider's has `structuredContent` and no error, a
+ * peer's no-op says ok; the floor's (an empty result) is checked by its status only.
+ */
+function callAnswerChecks(kind: Kind): { bodyIncludes?: string; bodyExcludes?: string } {
+  if (kind === 'raw') return {}
+  return isProvider(kind)
+    ? { bodyIncludes: '"structuredContent"', bodyExcludes: '"isError":true' }
+    : { bodyIncludes: '"text":"ok"' }
+}
+
 function check(kind: Kind, r: Reply, expect: number, what: string) {
   // The floor answers 200 to everything it verified.
   if (kind === 'raw') expect = 200
   if (r.status !== expect) throw new Error(`${kind} ${what}: HTTP ${r.status} ${r.body.slice(0, 200)}`)
-  if (isProvider(kind) && what === 'tools/call' && !r.body.includes('"structuredContent"')) {
-    throw new Error(`${kind} tools/call: no structuredContent ${r.body.slice(0, 200)}`)
-  }
-  if (isProvider(kind) && what === 'tools/call' && r.body.includes('"isError":true')) {
-    throw new Error(`${kind} tools/call: error ${r.body.slice(0, 300)}`)
-  }
+  if (what !== 'tools/call') return
+  const { bodyIncludes, bodyExcludes } = callAnswerChecks(kind)
+  if (bodyIncludes !== undefined && !r.body.includes(bodyIncludes))
+    throw new Error(`${kind} tools/call: no ${bodyIncludes} ${r.body.slice(0, 200)}`)
+  if (bodyExcludes !== undefined && r.body.includes(bodyExcludes))
+    throw new Error(`${kind} tools/call: ${bodyExcludes} ${r.body.slice(0, 300)}`)
 }
 
 async function modernCall(kind: Kind, url: URL, tool: 'read' | 'refund') {
@@ -405,17 +416,14 @@ function loadSpec(u: URL, shape: LoadShape): LoadSpec {
   return { ...shape, origin: u.origin, secret: SECRET, connections: CONCURRENCY, seconds: Math.ceil(MAX_MS / 1000) }
 }
 
-/** An MCP scenario's leg for one server, with the checks the in-process client makes (check()). */
+/** An MCP scenario's leg for one server, with the checks the in-process client makes too (callAnswerChecks). */
 function mcpLoad(kind: Kind, u: URL, era: 'modern' | 'legacy', tool: 'read' | 'refund'): LoadShape {
   const t = toolOf(kind, tool)
   const leg: LoadLeg =
     era === 'modern'
       ? { kind: 'modern', path: u.pathname, tool: t }
       : { kind: 'legacy', path: u.pathname, tool: t, deleteStatus: deleteStatusOf(kind) }
-  if (kind === 'raw') return { leg, floor: true }
-  return isProvider(kind)
-    ? { leg, bodyIncludes: '"structuredContent"', bodyExcludes: '"isError":true' }
-    : { leg, bodyIncludes: '"text":"ok"' }
+  return { leg, ...(kind === 'raw' && { floor: true }), ...callAnswerChecks(kind) }
 }
 
 /** One leg's round in the autocannon process (pinned off the servers' core, like this process). */
