@@ -266,6 +266,8 @@ const results: Record<string, Partial<Record<Kind, Result>>> = {}
 let restReport: string[] = []
 // Server CPU (user + system of the server's process) per scenario and server, over the measured runs: "scenario|kind".
 const scenarioCpu: ServerCpu = new Map()
+// Per scenario and server: its calls/s in each round, in the order run (which side moved in a low round).
+const roundRates: Record<string, Partial<Record<Kind, number[]>>> = {}
 // Per scenario and provider kind: sameRoundRatios against the era's peer.
 const ratios: Record<string, Partial<Record<Kind, ReturnType<typeof sameRoundRatios>>>> = {}
 try {
@@ -295,6 +297,7 @@ try {
       }
     }
     results[s.name] = row
+    roundRates[s.name] = Object.fromEntries([...rounds].map(([kind, rs]) => [kind, rs.map((r) => r.perSecond)]))
     ratios[s.name] = {}
     for (const kind of PROVIDER_KINDS) {
       if (rounds.has(kind))
@@ -354,6 +357,10 @@ for (const s of scenarios) {
     )
   }
   console.log(scenarioCpuLine(s.name, peerOf(s.era)))
+  const rates = Object.entries(roundRates[s.name] ?? {}).map(
+    ([k, xs]) => `${k} ${xs.map((x) => x.toFixed(0)).join(' ')}`,
+  )
+  console.log(`  calls/s per round: ${rates.join('; ')}`)
 }
 for (const line of restReport) console.log(line)
 agent.destroy()
