@@ -38,6 +38,21 @@ export function refundRequest() {
 
 /** The bench's tools: the provider's, or the peers' one no-op tool. */
 export type BenchTool = 'read' | 'refund' | 'noop'
+/** A scenario's tool on the provider (the peers answer it with their no-op). */
+export type ProviderTool = Exclude<BenchTool, 'noop'>
+
+/** What the answer to a call must include and must not, checked by both load clients. */
+export interface AnswerChecks {
+  bodyIncludes?: string
+  bodyExcludes?: string
+}
+
+/** What is wrong with a call's answer body under checks, or undefined when nothing is. */
+export function answerProblem(body: string, checks: AnswerChecks): string | undefined {
+  if (checks.bodyIncludes !== undefined && !body.includes(checks.bodyIncludes)) return `no ${checks.bodyIncludes}`
+  if (checks.bodyExcludes !== undefined && body.includes(checks.bodyExcludes)) return checks.bodyExcludes
+  return undefined
+}
 
 /** A tools/call's name and arguments; a refund under a fresh platform-shaped key each time. */
 export function toolCall(tool: BenchTool): { name: string; args: Record<string, unknown> } {

@@ -9,6 +9,8 @@ import type { IncomingHttpHeaders } from 'node:http'
 import { signHeaders } from '@tollgate/signing'
 import autocannon from 'autocannon'
 import {
+  type AnswerChecks,
+  answerProblem,
   type BenchTool,
   LEGACY_INITIALIZE,
   LEGACY_INITIALIZED,
@@ -30,7 +32,8 @@ export type LoadLeg =
   /** A REST refund (POST /v1/refunds) under a fresh key, sent in Idempotency-Key and signed with the request. */
   | { kind: 'rest-refund' }
 
-export interface LoadSpec {
+/** A leg to run, with what the answer to each call (a fixed or modern request, an attempt's tools/call) must hold. */
+export interface LoadSpec extends AnswerChecks {
   /** Origin of the server, e.g. http://127.0.0.1:1234 */
   origin: string
   leg: LoadLeg
@@ -38,9 +41,6 @@ export interface LoadSpec {
   connections: number
   /** The measured run lasts this many seconds. */
   seconds: number
-  /** The answer to a call (a fixed or modern request, an attempt's tools/call) must include this, and not… */
-  bodyIncludes?: string
-  bodyExcludes?: string
   /** The raw HMAC floor: every answer is 200 with an empty result; only the status is checked. */
   floor?: boolean
 }
@@ -140,10 +140,8 @@ const requests = steps.map((step, index) => ({
     const context = ctx as Attempt
     const expected = floor ? 200 : step.status
     if (status !== expected) return mismatch(`${step.method} HTTP ${status} (expected ${expected}) ${body}`)
-    if (!floor && step.call && spec.bodyIncludes !== undefined && !body.includes(spec.bodyIncludes))
-      return mismatch(`no ${spec.bodyIncludes}: ${body}`)
-    if (!floor && step.call && spec.bodyExcludes !== undefined && body.includes(spec.bodyExcludes))
-      return mismatch(`${spec.bodyExcludes}: ${body}`)
+    const problem = !floor && step.call ? answerProblem(body, spec) : undefined
+    if (problem !== undefined) return mismatch(`${problem}: ${body}`)
     if (index === 0 && leg.kind === 'legacy') {
       const id = headers?.['mcp-session-id']
       if (typeof id === 'string') context.session = id

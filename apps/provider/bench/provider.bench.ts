@@ -12,6 +12,8 @@ import { fileURLToPath } from 'node:url'
 import { signHeaders } from '@tollgate/signing'
 import { benchBundle } from '../../../scripts/bench-bundle.mjs'
 import {
+  type AnswerChecks,
+  answerProblem,
   type BenchTool,
   JSON_HEADERS,
   LEGACY_INITIALIZE,
@@ -19,6 +21,7 @@ import {
   legacyCallBody,
   legacySessionHeaders,
   modernCallRequest,
+  type ProviderTool,
   platformKey,
   refundRequest,
 } from './calls.js'
@@ -144,13 +147,13 @@ function send(url: URL, method: string, body: string, headers: Record<string, st
 }
 
 /** The tool a server is called with: the peers have only their no-op. */
-const toolOf = (kind: Kind, tool: 'read' | 'refund'): BenchTool => (kind === 'bare' || kind === 'v1' ? 'noop' : tool)
+const toolOf = (kind: Kind, tool: ProviderTool): BenchTool => (kind === 'bare' || kind === 'v1' ? 'noop' : tool)
 
 /**
  * What the answer to a tools/call must hold, for both clients: a provider's has `structuredContent` and no error, a
  * peer's no-op says ok; the floor's (an empty result) is checked by its status only.
  */
-function callAnswerChecks(kind: Kind): { bodyIncludes?: string; bodyExcludes?: string } {
+function callAnswerChecks(kind: Kind): AnswerChecks {
   if (kind === 'raw') return {}
   return isProvider(kind)
     ? { bodyIncludes: '"structuredContent"', bodyExcludes: '"isError":true' }
@@ -162,19 +165,16 @@ function check(kind: Kind, r: Reply, expect: number, what: string) {
   if (kind === 'raw') expect = 200
   if (r.status !== expect) throw new Error(`${kind} ${what}: HTTP ${r.status} ${r.body.slice(0, 200)}`)
   if (what !== 'tools/call') return
-  const { bodyIncludes, bodyExcludes } = callAnswerChecks(kind)
-  if (bodyIncludes !== undefined && !r.body.includes(bodyIncludes))
-    throw new Error(`${kind} tools/call: no ${bodyIncludes} ${r.body.slice(0, 200)}`)
-  if (bodyExcludes !== undefined && r.body.includes(bodyExcludes))
-    throw new Error(`${kind} tools/call: ${bodyExcludes} ${r.body.slice(0, 300)}`)
+  const problem = answerProblem(r.body, callAnswerChecks(kind))
+  if (problem !== undefined) throw new Error(`${kind} tools/call: ${problem} ${r.body.slice(0, 300)}`)
 }
 
-async function modernCall(kind: Kind, url: URL, tool: 'read' | 'refund') {
+async function modernCall(kind: Kind, url: URL, tool: ProviderTool) {
   const { body, headers } = modernCallRequest(toolOf(kind, tool))
   check(kind, await send(url, 'POST', body, headers), 200, 'tools/call')
 }
 
-async function legacyAttempt(kind: Kind, url: URL, tool: 'read' | 'refund') {
+async function legacyAttempt(kind: Kind, url: URL, tool: ProviderTool) {
   const r1 = await send(url, 'POST', LEGACY_INITIALIZE, JSON_HEADERS)
   check(kind, r1, 200, 'initialize')
   const session = r1.headers['mcp-session-id']
@@ -424,7 +424,7 @@ function loadSpec(u: URL, shape: LoadShape): LoadSpec {
 }
 
 /** An MCP scenario's leg for one server, with the checks the in-process client makes too (callAnswerChecks). */
-function mcpLoad(kind: Kind, u: URL, era: 'modern' | 'legacy', tool: 'read' | 'refund'): LoadShape {
+function mcpLoad(kind: Kind, u: URL, era: 'modern' | 'legacy', tool: ProviderTool): LoadShape {
   const t = toolOf(kind, tool)
   const leg: LoadLeg =
     era === 'modern'
@@ -606,19 +606,19 @@ async function restScenarios(only: string | undefined): Promise<string[]> {
     )
   }
   if (want('rest POST /v1/refunds')) {
-    const mcp = (kind: Kind): RestLeg =>
+    const mcp = (label: string, kind: Kind): RestLeg =>
       IN_PROCESS_CLIENT
-        ? { label: '', kind, fn: (u) => modernCall(kind, u, 'refund') }
-        : { label: '', kind, load: (u) => mcpLoad(kind, u, 'modern', 'refund') }
-    const rest = (kind: Kind): RestLeg =>
+        ? { label, kind, fn: (u) => modernCall(kind, u, 'refund') }
+        : { label, kind, load: (u) => mcpLoad(kind, u, 'modern', 'refund') }
+    const rest = (label: string, kind: Kind): RestLeg =>
       IN_PROCESS_CLIENT
-        ? { label: '', kind, fn: (u) => restRefund(new URL(u.origin)) }
-        : { label: '', kind, load: () => ({ leg: { kind: 'rest-refund' }, bodyIncludes: '"status":"succeeded"' }) }
+        ? { label, kind, fn: (u) => restRefund(new URL(u.origin)) }
+        : { label, kind, load: () => ({ leg: { kind: 'rest-refund' }, bodyIncludes: '"status":"succeeded"' }) }
     const refunds = await restRounds(cpu, [
-      { ...mcp('provider'), label: 'mcp' },
-      { ...rest('provider'), label: 'rest' },
-      { ...mcp('provider-pc'), label: 'mcp-pc' },
-      { ...rest('provider-pc'), label: 'rest-pc' },
+      mcp('mcp', 'provider'),
+      rest('rest', 'provider'),
+      mcp('mcp-pc', 'provider-pc'),
+      rest('rest-pc', 'provider-pc'),
     ])
     out.push(
       `rest POST /v1/refunds (fresh keys, durable): provider power-loss MCP sr_refund ${restFigure(refunds, 'mcp')}`,
