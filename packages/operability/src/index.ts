@@ -7,6 +7,12 @@ export {
   startAdminServer,
 } from './admin-server.js'
 export {
+  type CounterChild,
+  FastCounter,
+  FastHistogram,
+  type HistogramChild,
+} from './instruments.js'
+export {
   BoundChildren,
   CappedLabel,
   createMetricsRegistry,
