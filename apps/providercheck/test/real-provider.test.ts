@@ -51,6 +51,11 @@ test('a second run without a restart names the exhausted fixture instead of blam
     await runAgainst(target.url)
     const again = verdicts((await runAgainst(target.url)).results)
     assert.equal(again.cancel_dry_run, 'fail fixture_exhausted')
+    const reason = (await runAgainst(target.url)).results.find((r) => r.id === 'cancel_dry_run')?.reason
+    assert.equal(
+      reason,
+      'sub_1001 is already canceled: the cancel checks need an active (or trialing) subscription that is not set to cancel; pass one as -subscription',
+    )
     assert.equal(again.cancel_at_period_end, 'fail fixture_exhausted')
     assert.equal(again.cancel_again, 'skip dependency_failed')
     assert.equal(again.refund, 'pass')

@@ -33,7 +33,7 @@ export const cancelDryRun: CheckDefinition = {
     if (before.cancel_at_period_end === true || before.phase === 'canceled') {
       throw new CheckFailure(
         'fixture_exhausted',
-        `${ctx.fixtures.subscription} is already canceled: restart the provider with fresh data`,
+        `${ctx.fixtures.subscription} is already canceled: the cancel checks need an active (or trialing) subscription that is not set to cancel; pass one as -subscription`,
       )
     }
     const value = await callOk(ctx, 'sr_cancel_subscription', {
@@ -55,7 +55,7 @@ export const cancelAtPeriodEnd: CheckDefinition = {
     if (sub?.cancel_at_period_end === true || sub?.phase === 'canceled') {
       throw new CheckFailure(
         'fixture_exhausted',
-        `${ctx.fixtures.subscription} is already canceled: restart the provider with fresh data`,
+        `${ctx.fixtures.subscription} is already canceled: the cancel checks need an active (or trialing) subscription that is not set to cancel; pass one as -subscription`,
       )
     }
     const key = ctx.newKey('cancel_subscription')

@@ -34,7 +34,7 @@ function partialAmount(ctx: KitContext, tx: Obj): { amount_minor: number; curren
   if (left < 2) {
     throw new CheckFailure(
       'fixture_exhausted',
-      `${ctx.fixtures.transaction} has ${formatAmount(left, (tx.amount as { currency: string }).currency)} left to refund: restart the provider with fresh data`,
+      `${ctx.fixtures.transaction} has ${formatAmount(left, (tx.amount as { currency: string }).currency)} left to refund: the refund checks need a succeeded charge with at least 2 minor units left to refund; pass one as -transaction`,
     )
   }
   return { amount_minor: Math.min(2000, left - 1), currency: (tx.amount as { currency: string }).currency }
