@@ -1,6 +1,19 @@
 // @tollgate/provider: a merchant-provider/v1 server over MCP (both eras, official SDK v2) and REST, one rules engine.
 // Everything exported here is public API.
 
+// The contract objects a BillingPort answers (from @tollgate/contract), so an adapter imports everything from here.
+export type {
+  Customer,
+  CustomerCandidate,
+  CustomerQuery,
+  Describe,
+  PaymentAttempt,
+  PaymentAttemptList,
+  RefundRecord,
+  Subscription,
+  Transaction,
+  TransactionList,
+} from '@tollgate/contract'
 export { DemoLedger, type DemoLedgerOptions } from './billing/demo-ledger.js'
 export { demoFixtures } from './billing/fixtures.js'
 export type {

@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import { after, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
+import type { Describe, Transaction } from '@tollgate/contract'
 import type {
   BillingPort,
   CancelCommand,
@@ -24,6 +25,7 @@ import {
   type PortCheckId,
   runPortCheck,
 } from '../src/testing/index.js'
+import { SAMPLE_DESCRIBE, sampleCharge } from './fixtures/sample-contract-objects.js'
 
 type Flaw =
   | 'not-idempotent'
@@ -63,16 +65,16 @@ class SampleBilling implements BillingPort {
     return this.#charge.amount - this.#refunds.reduce((sum, r) => sum + r.amount, 0)
   }
 
-  describe = async () => ({})
+  describe = async (): Promise<Describe> => SAMPLE_DESCRIBE
   findCustomers = async () => []
   getCustomer = async () => undefined
   listTransactions = async () => undefined
   getSubscription = async () => undefined
 
-  async getTransaction(ref: string) {
+  async getTransaction(ref: string): Promise<Transaction | undefined> {
     if (ref !== this.#charge.ref) return undefined
     return {
-      transaction_ref: ref,
+      ...sampleCharge(ref),
       amount: { amount_minor: this.#charge.amount, currency: this.#charge.currency },
       refunds: this.#refunds.map((r) => ({
         at: AT,

@@ -7,7 +7,7 @@ import { request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
-import { contractValidator } from '@tollgate/contract'
+import { contractValidator, type Transaction } from '@tollgate/contract'
 import { pino } from 'pino'
 import {
   type BillingPort,
@@ -525,9 +525,12 @@ for (const backend of ALL) {
           if (ref === 'cus_boom') throw new Error('billing database down')
           return ledger.getCustomer(ref)
         },
-        // A broken port: an object the contract refuses, and a refusal code outside the contract.
+        // A broken port: an object the contract refuses, and a refusal code outside the contract. The types refuse
+        // the object at compile time; the cast stands for an adapter that hides it (JSON from elsewhere, any).
         getTransaction: async (ref: string) =>
-          ref === 'ch_broken' ? { transaction_ref: 'ch_broken', amount: 20.5 } : ledger.getTransaction(ref),
+          ref === 'ch_broken'
+            ? ({ transaction_ref: 'ch_broken', amount: 20.5 } as unknown as Transaction)
+            : ledger.getTransaction(ref),
         assessRefund: async (command: RefundCommand) =>
           command.amount.amount_minor === 4242
             ? { status: 'refused' as const, code: 'Not-A-Code', message: 'no' }
@@ -595,7 +598,13 @@ for (const backend of ALL) {
           contract_version: '1.0',
           currencies: ['USD'],
           refunds_to_original_payment_method: true,
-          capabilities: { partial_refunds: true, cancel_subscription: false, payment_attempts: false },
+          capabilities: {
+            partial_refunds: true,
+            cancel_subscription: false,
+            cancel_at_period_end: false,
+            outcome_callbacks: false,
+            payment_attempts: false,
+          },
         }),
       })
       const p = await start({ billing })

@@ -1,10 +1,22 @@
 // The demo ledger: a BillingPort over fixture documents kept in the server's own database (its DemoLedgerStore, on
 // the keys store's database). Keyed mutations are atomic and idempotent on the key (DemoLedgerStore.apply), as a real processor's API would be.
 import { randomUUID } from 'node:crypto'
-import { cancelRefusal, refundRefusal } from '../rules/refusals.js'
+import type {
+  Customer,
+  CustomerCandidate,
+  CustomerQuery,
+  Describe,
+  PaymentAttempt,
+  PaymentAttemptList,
+  RefundRecord,
+  Subscription,
+  Transaction,
+  TransactionList,
+} from '@tollgate/contract'
+import { cancelRefusal, type RefundableCharge, refundRefusal } from '../rules/refusals.js'
 import type { DemoLedgerStore, LedgerMutation } from '../store/ledger-store.js'
 import type { ClaimRequest, KeyFinish } from '../store/store.js'
-import { demoFixtures } from './fixtures.js'
+import { type ChargeDoc, type CustomerDoc, demoFixtures } from './fixtures.js'
 import type {
   BillingPort,
   BillingRefusal,
@@ -69,18 +81,23 @@ function timeOrderedRefundRef(nowMs: number): string {
 
 const REFUNDED = '_refunded_minor'
 
+// The store keeps plain JSON documents; these are the documents fixtures.ts builds (each checked against its
+// contract type there) and this ledger writes, so their type is restored where they are read back.
+const asCharge = (doc: ContractObject) => doc as unknown as ChargeDoc
+const asRefundRecord = (doc: ContractObject) => doc as unknown as RefundRecord
+
 /** The contract's transaction object: the charge's public fields and its refund rows (stored as contract fields). */
-function transactionView(doc: ContractObject, refundRows: readonly ContractObject[]): ContractObject {
-  const view = publicView(doc)
-  view.refunds = [...((view.refunds as ContractObject[] | undefined) ?? []), ...refundRows]
+function transactionView(doc: ContractObject, refundRows: readonly ContractObject[]): Transaction {
+  const view = publicView(doc) as unknown as Transaction
+  view.refunds = [...view.refunds, ...refundRows.map(asRefundRecord)]
   return view
 }
 
 /** The charge as the refund rules see it under the ledger's lock: its total refunded so far as one record. */
-function withRefundedTotal(doc: ContractObject): ContractObject {
+function withRefundedTotal(doc: ContractObject): RefundableCharge {
+  const charge = asCharge(doc)
   const total = typeof doc[REFUNDED] === 'number' ? (doc[REFUNDED] as number) : 0
-  const inline = (doc.refunds as ContractObject[] | undefined) ?? []
-  return { ...doc, refunds: [...inline, { amount: { amount_minor: total }, reversed_at: null }] }
+  return { ...charge, refunds: [...charge.refunds, { amount: { amount_minor: total }, reversed_at: null }] }
 }
 
 export class DemoLedger implements BillingPort {
@@ -109,7 +126,7 @@ export class DemoLedger implements BillingPort {
     await this.#store.seed(demoFixtures(this.#now()))
   }
 
-  async describe(): Promise<ContractObject> {
+  async describe(): Promise<Describe> {
     return {
       contract_version: '1.0',
       currencies: ['EUR', 'USD'],
@@ -124,17 +141,17 @@ export class DemoLedger implements BillingPort {
     }
   }
 
-  async findCustomers(query: Record<string, string>): Promise<{ customer_ref: string }[]> {
-    const customers = await this.#store.list('customer')
-    const transactions = await this.#store.list('transaction')
-    const matches = (c: ContractObject): boolean =>
+  async findCustomers(query: CustomerQuery): Promise<CustomerCandidate[]> {
+    const customers = (await this.#store.list('customer')) as unknown as CustomerDoc[]
+    const transactions = (await this.#store.list('transaction')).map(asCharge)
+    const matches = (c: CustomerDoc): boolean =>
       Object.entries(query).every(([field, value]) => {
         const own = transactions.filter((t) => t.customer_ref === c.customer_ref)
         switch (field) {
           case 'email':
-            return (c.emails as string[]).some((e) => e.toLowerCase() === value.toLowerCase())
+            return c.emails.some((e) => e.toLowerCase() === value.toLowerCase())
           case 'phone':
-            return (c.phones as string[]).includes(value)
+            return c.phones.includes(value)
           case 'customer_ref':
             return c.customer_ref === value
           case 'transaction_ref':
@@ -147,60 +164,56 @@ export class DemoLedger implements BillingPort {
             return false
         }
       })
-    return customers.filter(matches).map((c) => ({ customer_ref: String(c.customer_ref) }))
+    return customers.filter(matches).map((c) => ({ customer_ref: c.customer_ref }))
   }
 
   /** A charge document with its refund rows, as the contract's transaction object. */
-  async #transactionView(doc: ContractObject): Promise<ContractObject> {
+  async #transactionView(doc: ContractObject): Promise<Transaction> {
     return transactionView(doc, await this.#store.list(refundKind(String(doc.transaction_ref))))
   }
 
-  async getCustomer(customerRef: string): Promise<ContractObject | undefined> {
+  async getCustomer(customerRef: string): Promise<Customer | undefined> {
     const doc = await this.#store.get('customer', customerRef)
     if (doc === undefined) return undefined
     const transactions = (await this.#store.list('transaction')).filter((t) => t.customer_ref === customerRef)
-    const prior: ContractObject[] = []
-    for (const t of transactions) prior.push(...((await this.#transactionView(t)).refunds as ContractObject[]))
-    return { ...publicView(doc), prior_refunds: prior }
+    const prior: RefundRecord[] = []
+    for (const t of transactions) prior.push(...(await this.#transactionView(t)).refunds)
+    return { ...(publicView(doc) as unknown as CustomerDoc), prior_refunds: prior }
   }
 
-  async listTransactions(
-    customerRef: string,
-  ): Promise<{ transactions: ContractObject[]; subscriptions: ContractObject[] } | undefined> {
+  async listTransactions(customerRef: string): Promise<TransactionList | undefined> {
     if ((await this.#store.get('customer', customerRef)) === undefined) return undefined
     const docs = (await this.#store.list('transaction')).filter((t) => t.customer_ref === customerRef)
-    const transactions: ContractObject[] = []
+    const transactions: Transaction[] = []
     for (const t of docs) transactions.push(await this.#transactionView(t))
     const subscriptions = (await this.#store.list('subscription')).filter((s) => s.customer_ref === customerRef)
-    return { transactions, subscriptions: subscriptions.map(publicView) }
+    return { transactions, subscriptions: subscriptions.map((s) => publicView(s) as unknown as Subscription) }
   }
 
-  async getTransaction(transactionRef: string): Promise<ContractObject | undefined> {
+  async getTransaction(transactionRef: string): Promise<Transaction | undefined> {
     // The charge and its refund rows in one read (the platform's most frequent call).
     const { doc, list } = await this.#store.getWithList('transaction', transactionRef, refundKind(transactionRef))
     return doc === undefined ? undefined : transactionView(doc, list)
   }
 
-  async getSubscription(subscriptionRef: string): Promise<ContractObject | undefined> {
+  async getSubscription(subscriptionRef: string): Promise<Subscription | undefined> {
     const doc = await this.#store.get('subscription', subscriptionRef)
-    return doc === undefined ? undefined : publicView(doc)
+    return doc === undefined ? undefined : (publicView(doc) as unknown as Subscription)
   }
 
-  async listPaymentAttempts(
-    query: PaymentAttemptQuery,
-  ): Promise<{ payment_attempts: ContractObject[]; next_cursor: string | null } | 'invalid_cursor'> {
+  async listPaymentAttempts(query: PaymentAttemptQuery): Promise<PaymentAttemptList | 'invalid_cursor'> {
     const since = Date.parse(query.updated_since)
     const limit = query.limit ?? 100
     // Order by (updated_at, attempt_ref); the cursor is the last item's pair, so pages are stable under inserts.
-    const sortKey = (a: ContractObject) => `${String(a.updated_at)}|${String(a.attempt_ref)}`
+    const sortKey = (a: PaymentAttempt) => `${a.updated_at}|${a.attempt_ref}`
     let after = ''
     if (query.cursor !== undefined) {
       const decoded = Buffer.from(query.cursor, 'base64url').toString('utf8')
       if (!decoded.startsWith('pa1|')) return 'invalid_cursor'
       after = decoded.slice(4)
     }
-    const all = (await this.#store.list('payment_attempt'))
-      .filter((a) => Date.parse(String(a.updated_at)) >= since && sortKey(a) > after)
+    const all = ((await this.#store.list('payment_attempt')) as unknown as PaymentAttempt[])
+      .filter((a) => Date.parse(a.updated_at) >= since && sortKey(a) > after)
       .sort((a, b) => (sortKey(a) < sortKey(b) ? -1 : 1))
     const page = all.slice(0, limit)
     const last = page[page.length - 1]
@@ -273,7 +286,7 @@ export class DemoLedger implements BillingPort {
       // The dry run's order: the generic rules (the server's pre-check), then the account, then holds.
       const refusal: BillingRefusal | undefined =
         refundRefusal(withRefundedTotal(doc), undefined, command) ??
-        refundRefusal(withRefundedTotal(doc), customer, command) ??
+        refundRefusal(withRefundedTotal(doc), customer as CustomerDoc | undefined, command) ??
         (hold === undefined ? undefined : { status: 'refused', code: hold.code, message: hold.message })
       if (refusal !== undefined) return { outcome: { operation: 'refund', ...refusal } }
       const refundRef = timeOrderedRefundRef(nowMs)
@@ -367,7 +380,7 @@ export class DemoLedger implements BillingPort {
       command.subscription_ref,
       (doc) => {
         if (doc === undefined) return { outcome: { status: 'not_found' }, record: false }
-        const refusal = cancelRefusal(doc, command)
+        const refusal = cancelRefusal(doc as unknown as Subscription, command)
         if (refusal !== undefined) return { outcome: { operation: 'cancel_subscription', ...refusal } }
         if (command.at_period_end) {
           return {

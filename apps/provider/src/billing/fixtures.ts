@@ -1,6 +1,20 @@
 // The demo ledger's data: the seed's Go example (cus_1001, ch_1001, sub_1001) and more fixtures covering every rule.
 // Fields starting with '_' are the ledger's own (refund behaviour, holds) and never leave it.
+import type { Customer, Money, PaymentAttempt, Subscription, Transaction } from '@tollgate/contract'
 import type { LedgerDoc } from '../store/ledger-store.js'
+
+/** The ledger's own fields on a charge document (never shown: publicView strips every '_' field). */
+export interface ChargePrivate {
+  /** 'pending': refunds answer pending and settle later (ch_3001). */
+  _refund_mode: 'immediate' | 'pending'
+  /** A merchant refusal every refund of this charge gets. */
+  _hold?: { code: string; message: string }
+}
+
+/** A customer document: the contract's customer without prior_refunds, which the ledger computes from the charges. */
+export type CustomerDoc = Omit<Customer, 'prior_refunds'>
+/** A charge document: the contract's transaction plus the ledger's own fields. */
+export type ChargeDoc = Transaction & ChargePrivate
 
 // Built at runtime: keeps address-shaped literals out of the source.
 const mail = (local: string) => `${local}\u0040example.com`
@@ -10,9 +24,11 @@ const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z')
 /** Builds the fixture documents with times relative to nowMs (as the Go example does). */
 export function demoFixtures(nowMs: number): LedgerDoc[] {
   const days = (n: number) => iso(nowMs + n * 86_400_000)
-  const usd = (amount_minor: number) => ({ amount_minor, currency: 'USD' })
-  const eur = (amount_minor: number) => ({ amount_minor, currency: 'EUR' })
-  const customer = (ref: string, extra: Record<string, unknown>) => ({
+  const usd = (amount_minor: number): Money => ({ amount_minor, currency: 'USD' })
+  const eur = (amount_minor: number): Money => ({ amount_minor, currency: 'EUR' })
+  // Each document is checked against its contract type (satisfies), so a fixture the contract refuses fails to
+  // compile; the store keeps plain JSON documents.
+  const customer = (ref: string, extra: Partial<CustomerDoc>) => ({
     kind: 'customer',
     ref,
     doc: {
@@ -23,9 +39,9 @@ export function demoFixtures(nowMs: number): LedgerDoc[] {
       account_created_at: '2025-03-02T10:15:00Z',
       prior_chargebacks: [],
       ...extra,
-    },
+    } satisfies CustomerDoc,
   })
-  const charge = (ref: string, extra: Record<string, unknown>) => ({
+  const charge = (ref: string, extra: Partial<ChargeDoc>) => ({
     kind: 'transaction',
     ref,
     doc: {
@@ -48,9 +64,9 @@ export function demoFixtures(nowMs: number): LedgerDoc[] {
       settlement: null,
       _refund_mode: 'immediate',
       ...extra,
-    },
+    } satisfies ChargeDoc,
   })
-  const subscription = (ref: string, extra: Record<string, unknown>) => ({
+  const subscription = (ref: string, extra: Partial<Subscription>) => ({
     kind: 'subscription',
     ref,
     doc: {
@@ -66,8 +82,9 @@ export function demoFixtures(nowMs: number): LedgerDoc[] {
       created_at: days(-93),
       last_charge: null,
       ...extra,
-    },
+    } satisfies Subscription,
   })
+  const attempt = (a: PaymentAttempt) => ({ kind: 'payment_attempt', ref: a.attempt_ref, doc: { ...a } })
   return [
     // The seed's Go example.
     customer('cus_1001', { emails: [mail('customer')] }),
@@ -150,27 +167,27 @@ export function demoFixtures(nowMs: number): LedgerDoc[] {
       _hold: { code: 'x_refund_window_closed', message: 'the merchant refunds within 365 days only' },
     }),
     // Payment attempts (payment_attempts capability): a success, a decline then a retry that worked, a pending one.
-    ...[
-      ['pa_1001', 'cus_1001', 'sub_1001', 'ch_1001', 'succeeded', usd(4999), -3, null],
-      ['pa_4001', 'cus_4001', null, 'ch_4001', 'failed', usd(1200), -2, 'card_declined'],
-      ['pa_4002', 'cus_4001', null, null, 'failed', usd(1200), -1.5, 'insufficient_funds'],
-      ['pa_2001', 'cus_2001', null, 'ch_2001', 'succeeded', eur(2500), -1, null],
-      ['pa_3001', 'cus_3001', 'sub_3001', null, 'pending', usd(7000), -0.5, null],
-    ].map(([ref, cus, sub, tx, status, amount, at, failure]) => ({
-      kind: 'payment_attempt',
-      ref: ref as string,
-      doc: {
-        attempt_ref: ref,
-        customer_ref: cus,
-        subscription_ref: sub,
-        transaction_ref: tx,
+    ...(
+      [
+        ['pa_1001', 'cus_1001', 'sub_1001', 'ch_1001', 'succeeded', usd(4999), -3, null],
+        ['pa_4001', 'cus_4001', null, 'ch_4001', 'failed', usd(1200), -2, 'card_declined'],
+        ['pa_4002', 'cus_4001', null, null, 'failed', usd(1200), -1.5, 'insufficient_funds'],
+        ['pa_2001', 'cus_2001', null, 'ch_2001', 'succeeded', eur(2500), -1, null],
+        ['pa_3001', 'cus_3001', 'sub_3001', null, 'pending', usd(7000), -0.5, null],
+      ] as const
+    ).map(([attempt_ref, customer_ref, subscription_ref, transaction_ref, status, amount, at, failure_code]) =>
+      attempt({
+        attempt_ref,
+        customer_ref,
+        subscription_ref,
+        transaction_ref,
         status,
         amount,
-        attempted_at: days(at as number),
-        updated_at: days(at as number),
-        failure_code: failure,
-      },
-    })),
+        attempted_at: days(at),
+        updated_at: days(at),
+        failure_code,
+      }),
+    ),
     // Roomy charges for tests and benchmarks that make many refunds (a pool, so no one charge piles up refunds).
     charge('ch_9001', { customer_ref: 'cus_1001', amount: usd(900_000_000), description: 'bulk test charge' }),
     customer('cus_9001', { emails: [mail('load')] }),

@@ -1,14 +1,23 @@
 // The billing-system port: the one place a merchant replaces the demo ledger with calls to their own system.
-// Objects are merchant-provider/v1 contract objects (field names as in the contract's schemas).
+// Objects are merchant-provider/v1 contract objects, typed by @tollgate/contract's generated types (field names as in
+// the contract's schemas), so a number where the contract wants a timestamp, a missing field or an extra one fails to
+// compile. The server still validates every object at run time: types are not proof.
+import type {
+  Customer,
+  CustomerCandidate,
+  CustomerQuery,
+  Describe,
+  Money,
+  PaymentAttemptList,
+  Subscription,
+  Transaction,
+  TransactionList,
+} from '@tollgate/contract'
 import type { ClaimRequest, KeyFinish } from '../store/store.js'
 
-export interface Money {
-  /** Integer minor units (cents); never a float. */
-  amount_minor: number
-  currency: string
-}
+export type { Money }
 
-/** A merchant-provider/v1 contract object (customer, transaction, subscription, …) as plain JSON. */
+/** A merchant-provider/v1 contract object as plain JSON, untyped (prefer the contract's types: Transaction, …). */
 export type ContractObject = Record<string, unknown>
 
 export interface RefundCommand {
@@ -88,14 +97,14 @@ export interface BillingPort {
    * before real calls; dry runs always use it. Default false: the server pre-checks every real call.
    */
   readonly appliesGenericRefusals?: boolean
-  describe(): Promise<ContractObject>
-  findCustomers(query: Record<string, string>): Promise<{ customer_ref: string }[]>
-  getCustomer(customerRef: string): Promise<ContractObject | undefined>
-  listTransactions(
-    customerRef: string,
-  ): Promise<{ transactions: ContractObject[]; subscriptions: ContractObject[] } | undefined>
-  getTransaction(transactionRef: string): Promise<ContractObject | undefined>
-  getSubscription(subscriptionRef: string): Promise<ContractObject | undefined>
+  /** sr_describe's object; read once at start (checked against the schema and the port's methods there). */
+  describe(): Promise<Describe>
+  /** The customers matching every identifier given (at most 100). */
+  findCustomers(query: CustomerQuery): Promise<CustomerCandidate[]>
+  getCustomer(customerRef: string): Promise<Customer | undefined>
+  listTransactions(customerRef: string): Promise<TransactionList | undefined>
+  getTransaction(transactionRef: string): Promise<Transaction | undefined>
+  getSubscription(subscriptionRef: string): Promise<Subscription | undefined>
   /** A dry run's merchant-specific refusal (holds, x_… rules), or undefined when it would go through. */
   assessRefund?(command: RefundCommand): Promise<BillingRefusal | undefined>
   assessCancel?(command: CancelCommand): Promise<BillingRefusal | undefined>
@@ -118,9 +127,7 @@ export interface BillingPort {
     outcome?: SameTransactionOutcome,
   ): Promise<CancelOutcome>
   /** payment_attempts capability: one page, oldest update first; 'invalid_cursor' for a cursor it did not issue. */
-  listPaymentAttempts?(
-    query: PaymentAttemptQuery,
-  ): Promise<{ payment_attempts: ContractObject[]; next_cursor: string | null } | 'invalid_cursor'>
+  listPaymentAttempts?(query: PaymentAttemptQuery): Promise<PaymentAttemptList | 'invalid_cursor'>
   /** The current state of a keyed operation (pending ones may have become final), or undefined if never executed. */
   lookup(idempotencyKey: string): Promise<LookupOutcome | undefined>
 }

@@ -8,7 +8,8 @@ export type ToolAnswer =
 // Retryable per the contract: the same call with the same key may succeed later.
 const RETRYABLE = new Set(['in_progress', 'rate_limited', 'internal_error', 'unavailable'])
 
-export const ok = (body: ContractObject): ToolAnswer => ({ ok: true, body })
+// Any contract object (Transaction, RefundResult, …): the answer is checked against the tool's schema before it leaves.
+export const ok = (body: object): ToolAnswer => ({ ok: true, body: body as ContractObject })
 export const fail = (code: string, message: string): ToolAnswer => ({
   ok: false,
   body: { error: { code, message, retryable: RETRYABLE.has(code) } },

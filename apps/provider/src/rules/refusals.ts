@@ -1,26 +1,31 @@
 // The contract's generic refusal rules, from contract objects alone. The server applies them to dry runs and
 // real calls; the demo ledger re-applies them under its row lock so concurrent keys cannot over-refund.
-import type { BillingRefusal, CancelCommand, ContractObject, RefundCommand } from '../billing/port.js'
+import type { Customer, Money, Subscription, Transaction } from '@tollgate/contract'
+import type { BillingRefusal, CancelCommand, RefundCommand } from '../billing/port.js'
 
 const refused = (code: string, message: string): BillingRefusal => ({ status: 'refused', code, message })
 
+/** What the refund rules read of a charge: its amount, state, route, dispute flag and the refunds made so far. */
+export interface RefundableCharge extends Pick<Transaction, 'amount' | 'state' | 'disputed' | 'refund_route'> {
+  refunds: readonly { amount: Pick<Money, 'amount_minor'>; reversed_at: string | null }[]
+}
+
 /** Minor units still refundable on a charge: amount minus refunds not reversed (pending ones included). */
-export function refundableMinor(transaction: ContractObject): number {
-  const amount = (transaction.amount as { amount_minor: number }).amount_minor
-  let left = amount
-  for (const r of (transaction.refunds as ContractObject[] | undefined) ?? []) {
-    if (r.reversed_at === null) left -= (r.amount as { amount_minor: number }).amount_minor
+export function refundableMinor(transaction: Pick<RefundableCharge, 'amount' | 'refunds'>): number {
+  let left = transaction.amount.amount_minor
+  for (const r of transaction.refunds) {
+    if (r.reversed_at === null) left -= r.amount.amount_minor
   }
   return left
 }
 
 /** The refusal a refund of this charge gets, or undefined. customer may be absent (unknown account state). */
 export function refundRefusal(
-  transaction: ContractObject,
-  customer: ContractObject | undefined,
+  transaction: RefundableCharge,
+  customer: Pick<Customer, 'account_status'> | undefined,
   command: RefundCommand,
 ): BillingRefusal | undefined {
-  const money = transaction.amount as { amount_minor: number; currency: string }
+  const money = transaction.amount
   if (command.amount.currency !== money.currency) {
     return refused('currency_mismatch', 'the charge is in another currency')
   }
@@ -38,7 +43,10 @@ export function refundRefusal(
 }
 
 /** The refusal a cancellation of this subscription gets, or undefined. */
-export function cancelRefusal(subscription: ContractObject, command: CancelCommand): BillingRefusal | undefined {
+export function cancelRefusal(
+  subscription: Pick<Subscription, 'phase' | 'cancel_at_period_end' | 'current_period_end'>,
+  command: CancelCommand,
+): BillingRefusal | undefined {
   const phase = subscription.phase
   if (
     phase === 'canceled' ||
