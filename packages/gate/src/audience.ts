@@ -1,11 +1,12 @@
 import type { KeyObject, webcrypto } from 'node:crypto'
-import { createRemoteJWKSet, type JWTPayload, type JWTVerifyGetKey, errors as joseErrors, jwtVerify } from 'jose'
+import { type JWTPayload, type JWTVerifyGetKey, errors as joseErrors, jwtVerify } from 'jose'
 import { GateConfigError, KeysUnavailable, TokenRefused } from './errors.js'
+import { RemoteKeySet, type RemoteKeySetOptions } from './remote-key-set.js'
 
 /** Where the audience check gets the issuer's public keys. */
 export type KeySource =
   | { kind: 'key'; publicKey: webcrypto.CryptoKey | KeyObject }
-  | { kind: 'jwks'; url: string | URL; timeoutMs?: number; cooldownMs?: number }
+  | ({ kind: 'jwks' } & RemoteKeySetOptions)
   | { kind: 'resolver'; getKey: JWTVerifyGetKey }
 
 /** Signature algorithms a token may use. */
@@ -28,7 +29,10 @@ export interface AudienceOptions {
    * 1024 tokens, 0 turns it off.
    */
   verifiedCacheSize?: number
-  /** How long an admitted token is remembered, ms; default 60 000. A key withdrawn from a JWKS stops admitting within it. */
+  /**
+   * How long an admitted token is remembered, ms; default 60 000. With a JWKS, never past the time its keys are
+   * trusted (`maxAgeMs` after their fetch), so a key withdrawn from a JWKS stops admitting within `maxAgeMs`.
+   */
   verifiedCacheMs?: number
 }
 
@@ -67,7 +71,9 @@ const REQUIRED_CLAIMS = ['aud', 'exp', 'iat', 'iss', 'sub'] as const
 export function createAudience(options: AudienceOptions): Audience {
   const algorithms = [...(options.algorithms ?? ['RS256', 'ES256'])]
   if (algorithms.length === 0) throw new GateConfigError('at least one algorithm must be accepted')
-  const getKey = keyResolver(options.keys)
+  const keys = options.keys
+  const keySet = keys.kind === 'jwks' ? new RemoteKeySet(keys) : undefined
+  const getKey = keys.kind === 'jwks' ? (keySet as RemoteKeySet).getKey : keyResolver(keys)
   const now = options.now
   const cacheSize = options.verifiedCacheSize ?? 1024
   const cacheMs = options.verifiedCacheMs ?? 60_000
@@ -75,7 +81,8 @@ export function createAudience(options: AudienceOptions): Audience {
     throw new RangeError('verifiedCacheSize must be a whole number, 0 or more')
   if (!Number.isSafeInteger(cacheMs) || cacheMs < 0)
     throw new RangeError('verifiedCacheMs must be a whole number of ms')
-  const admitted = new Map<string, { admission: Admission; untilMs: number }>()
+  // untilMs on the audience's clock (expiry checks); keysUntilMs on the wall clock the key set fetches by.
+  const admitted = new Map<string, { admission: Admission; untilMs: number; keysUntilMs: number }>()
   return {
     resource: options.resource,
     issuer: options.issuer,
@@ -89,14 +96,15 @@ export function createAudience(options: AudienceOptions): Audience {
         if (known.admission.expiresAt <= Math.floor(nowMs / 1000)) {
           throw new TokenRefused('ERR_GATE_TOKEN_EXPIRED', 'the token has expired', 'JWTExpired')
         }
-        if (nowMs < known.untilMs) {
+        if (nowMs < known.untilMs && Date.now() < known.keysUntilMs) {
           admitted.set(token, known)
           return known.admission
         }
       }
       const admission = await verify(token)
       if (cacheSize > 0) {
-        admitted.set(token, { admission, untilMs: nowMs + cacheMs })
+        const keysUntilMs = keySet === undefined ? Number.POSITIVE_INFINITY : keySet.trustedUntilMs()
+        admitted.set(token, { admission, untilMs: nowMs + cacheMs, keysUntilMs })
         if (admitted.size > cacheSize) admitted.delete(admitted.keys().next().value as string)
       }
       return admission
@@ -142,21 +150,12 @@ function bearerToken(header: string | undefined): string {
   return match[1] as string
 }
 
-function keyResolver(keys: KeySource): JWTVerifyGetKey | webcrypto.CryptoKey | KeyObject {
-  switch (keys.kind) {
-    case 'key':
-      return keys.publicKey
-    case 'resolver':
-      return keys.getKey
-    case 'jwks':
-      return createRemoteJWKSet(new URL(keys.url), {
-        timeoutDuration: keys.timeoutMs ?? 5000,
-        cooldownDuration: keys.cooldownMs ?? 30_000,
-      })
-  }
+function keyResolver(keys: Exclude<KeySource, { kind: 'jwks' }>): JWTVerifyGetKey | webcrypto.CryptoKey | KeyObject {
+  return keys.kind === 'key' ? keys.publicKey : keys.getKey
 }
 
 function refusalFrom(error: unknown): Error {
+  if (error instanceof KeysUnavailable) return error
   if (error instanceof joseErrors.JWKSTimeout || error instanceof joseErrors.JWKSInvalid)
     return new KeysUnavailable({ cause: error })
   if (!(error instanceof joseErrors.JOSEError)) {

@@ -34,6 +34,13 @@ export interface GateOptions {
   audience: Audience
   /** Authorization servers named in the metadata; default `[audience.issuer]`. */
   authorizationServers?: readonly string[]
+  /**
+   * Scopes a client should ask the authorization server for, advertised as the metadata's `scopes_supported` and
+   * the 401 challenge's `scope` (what an MCP client's scope selection reads); default none, and then both are
+   * exactly as without this option. The same for every caller: never derived from a token, so it cannot tell a caller
+   * what it lacks; but every listed scope is public, so list only scopes whose existence may be known.
+   */
+  advertisedScopes?: readonly string[]
   /** Charged once, first, on every tools/call. */
   budget: Budget
   /** DNS-rebinding allow-list; required, because an unconfigured guard would fail open. */
@@ -89,9 +96,13 @@ export interface Gate {
 export function createGate(options: GateOptions): Gate {
   const identity = resourceIdentity(options.audience.resource)
   const metadata = JSON.stringify(
-    protectedResourceMetadata(identity.resource, options.authorizationServers ?? [options.audience.issuer]),
+    protectedResourceMetadata(
+      identity.resource,
+      options.authorizationServers ?? [options.audience.issuer],
+      options.advertisedScopes,
+    ),
   )
-  const challenge = bearerChallenge(identity)
+  const challenge = bearerChallenge(identity, options.advertisedScopes)
   const table = toolTable(options.tools)
   const emit = options.onEvent ?? (() => {})
   const onFault: FaultReporter = (code, tool, error) =>

@@ -50,7 +50,9 @@ export {
 } from './host-allow-list.js'
 export { createGate, type Gate, type GateEvent, type GateOptions } from './http-gate.js'
 export { createInProcessIssuer, type InProcessIssuer, type MintOptions } from './in-process-issuer.js'
+export { RemoteKeySet, type RemoteKeySetOptions } from './remote-key-set.js'
 export {
+  advertisedScopeList,
   bearerChallenge,
   type ProtectedResourceMetadata,
   protectedResourceMetadata,

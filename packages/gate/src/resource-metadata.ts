@@ -5,6 +5,8 @@ export interface ProtectedResourceMetadata {
   resource: string
   authorization_servers: string[]
   bearer_methods_supported: string[]
+  /** Only when scopes are advertised (see {@link advertisedScopeList}); absent otherwise. */
+  scopes_supported?: string[]
 }
 
 /** The parsed resource identifier plus the two addresses derived from it (RFC 9728 §3.1). */
@@ -40,18 +42,47 @@ export function resourceIdentity(resource: string): ResourceIdentity {
   return { resource, endpointPath, metadataPath, metadataUrl: `${url.origin}${metadataPath}` }
 }
 
-/** Builds the metadata document: the resource and its authorization servers; scopes are deliberately not listed. */
+/**
+ * Builds the metadata document: the resource and its authorization servers, and `scopes_supported` only when
+ * scopes are advertised (none by default: a listed scope tells every reader that it exists).
+ */
 export function protectedResourceMetadata(
   resource: string,
   authorizationServers: readonly string[],
+  advertisedScopes: readonly string[] = [],
 ): ProtectedResourceMetadata {
   if (authorizationServers.length === 0) throw new GateConfigError('at least one authorization server must be named')
-  return { resource, authorization_servers: [...authorizationServers], bearer_methods_supported: ['header'] }
+  const scopes = advertisedScopeList(advertisedScopes)
+  return {
+    resource,
+    authorization_servers: [...authorizationServers],
+    bearer_methods_supported: ['header'],
+    ...(scopes.length > 0 ? { scopes_supported: scopes } : {}),
+  }
 }
 
-/** The one `WWW-Authenticate` value sent with every 401, whatever the reason (the reason is never told). */
-export function bearerChallenge(identity: ResourceIdentity): string {
-  return `Bearer error="invalid_token", error_description="Authentication required", resource_metadata="${identity.metadataUrl}"`
+/**
+ * The one `WWW-Authenticate` value sent with every 401, whatever the reason (the reason is never told). With
+ * advertised scopes it carries them as RFC 6750 §3 `scope`, the first thing an MCP client's scope selection reads;
+ * the value is the same for every caller and every request, so it tells nothing about what a caller was granted.
+ */
+export function bearerChallenge(identity: ResourceIdentity, advertisedScopes: readonly string[] = []): string {
+  const scopes = advertisedScopeList(advertisedScopes)
+  const scope = scopes.length > 0 ? `, scope="${scopes.join(' ')}"` : ''
+  return `Bearer error="invalid_token", error_description="Authentication required"${scope}, resource_metadata="${identity.metadataUrl}"`
+}
+
+/**
+ * Checks scopes to advertise: each an RFC 6749 §3.3 scope-token (printable ASCII without space, `"` or `\`, so it
+ * can sit in a quoted challenge parameter), no duplicates. Throws GateConfigError otherwise.
+ */
+export function advertisedScopeList(scopes: readonly string[]): string[] {
+  for (const scope of scopes) {
+    if (!/^[\x21\x23-\x5b\x5d-\x7e]+$/.test(scope))
+      throw new GateConfigError('an advertised scope must be a scope-token: printable ASCII without space, " or \\')
+  }
+  if (new Set(scopes).size !== scopes.length) throw new GateConfigError('an advertised scope is listed twice')
+  return [...scopes]
 }
 
 /** The JSON body sent with every 401. */

@@ -92,6 +92,7 @@ export async function startGate(
     maxSessions?: number
     sessionStore?: SessionStore
     sessionKey?: string
+    advertisedScopes?: readonly string[]
   } = {},
 ): Promise<Running> {
   const issuer = overrides.issuer ?? (await createInProcessIssuer({ issuer: ISSUER, resource: RESOURCE }))
@@ -114,6 +115,7 @@ export async function startGate(
     ...(overrides.maxSessions !== undefined ? { maxSessions: overrides.maxSessions } : {}),
     ...(overrides.sessionStore !== undefined ? { sessionStore: overrides.sessionStore } : {}),
     ...(overrides.sessionKey !== undefined ? { sessionKey: overrides.sessionKey } : {}),
+    ...(overrides.advertisedScopes !== undefined ? { advertisedScopes: overrides.advertisedScopes } : {}),
     onEvent: (e) => events.push(e),
   })
   const server: Server = createServer((req, res) => {
