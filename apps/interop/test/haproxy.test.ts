@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
-import { type CallResult, PlatformClient, type ToolOutcome } from '@tollgate/platform-client'
+import { type CallResult, PlatformClient } from '@tollgate/platform-client'
 import { main as providercheck } from '@tollgate/providercheck'
 import { probeRedis, type RedisProbe } from '@tollgate/test-support'
 import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose'
@@ -303,7 +303,7 @@ describe('two replicas of each server behind HAProxy (round-robin, no stickiness
     const outcomes = await Promise.all(
       Array.from({ length: 50 }, () => client.attempt('sr_refund', refundArgs(key, 250), CONTEXT)),
     )
-    const succeeded = outcomes.filter((o): o is ToolOutcome & { kind: 'result' } => o.kind === 'result')
+    const succeeded = outcomes.filter((o): o is Extract<typeof o, { kind: 'result' }> => o.kind === 'result')
     const others = outcomes.filter((o) => o.kind === 'error')
     assert.ok(succeeded.length >= 1)
     for (const s of succeeded) assert.deepEqual(s.value, succeeded[0]?.value)

@@ -1,6 +1,12 @@
 import { randomUUID } from 'node:crypto'
 import { validateHeaderName, validateHeaderValue } from 'node:http'
-import { contractValidator, errorHttpStatus, PROFILE_TOOLS } from '@tollgate/contract'
+import {
+  contractValidator,
+  errorHttpStatus,
+  PROFILE_TOOLS,
+  type ProfileToolName,
+  type ToolResult,
+} from '@tollgate/contract'
 import { signHeaders } from '@tollgate/signing'
 import type { JsonObject } from '@tollgate/strict-json'
 import { checkBaseUrl } from './base-url.js'
@@ -91,9 +97,13 @@ export interface AttemptOptions {
   keyFieldFault?: KeyFieldFault
 }
 
-/** One attempt's answer: the validated object, or the validated error envelope with its REST status. */
-export type ToolOutcome =
-  | { kind: 'result'; status: 200; value: unknown; era: Era | null; requestId: string; body?: Buffer }
+/**
+ * One attempt's answer: the validated object, or the validated error envelope with its REST status. `T` is the
+ * tool's result type (the contract's generated type, e.g. Transaction for sr_get_transaction) when the tool's name
+ * is known at compile time; the object has passed the contract's runtime validation before it is typed so.
+ */
+export type ToolOutcome<T = unknown> =
+  | { kind: 'result'; status: 200; value: T; era: Era | null; requestId: string; body?: Buffer }
   | {
       kind: 'error'
       /** Over MCP the seed's table status of the code; over REST the HTTP status as received. */
@@ -101,6 +111,7 @@ export type ToolOutcome =
       code: string
       retryable: boolean
       message: string
+      /** The error envelope ({"error":{code,message,retryable}}), validated against error.json. */
       value: unknown
       /** The MCP era; null over REST. */
       era: Era | null
@@ -110,8 +121,8 @@ export type ToolOutcome =
     }
 
 /** A call's answer after retries; 'verified' when retries ran out and sr_get_operation was asked. */
-export type CallResult =
-  | (ToolOutcome & { attempts: number })
+export type CallResult<T = unknown> =
+  | (ToolOutcome<T> & { attempts: number })
   | {
       kind: 'verified'
       operation: unknown
@@ -206,6 +217,12 @@ export class PlatformClient {
    * arguments and key each time); when they run out and the arguments carry an idempotency_key, asks
    * sr_get_operation. Throws the last PlatformClientError otherwise.
    */
+  async callTool<N extends ProfileToolName>(
+    name: N,
+    args: Record<string, unknown>,
+    context: CallContext,
+  ): Promise<CallResult<ToolResult<N>>>
+  async callTool(name: string, args: Record<string, unknown>, context: CallContext): Promise<CallResult>
   async callTool(name: string, args: Record<string, unknown>, context: CallContext): Promise<CallResult> {
     // The last 5xx-class failure: a thrown error or a 5xx error envelope.
     let last: { error: PlatformClientError } | { outcome: ToolOutcome } | undefined
@@ -242,6 +259,18 @@ export class PlatformClient {
    * One attempt. MCP: its own session, one tools/call, closed. REST: one signed request to the tool's route.
    * Throws PlatformClientError for any failure.
    */
+  async attempt<N extends ProfileToolName>(
+    name: N,
+    args: Record<string, unknown>,
+    context: CallContext,
+    options?: AttemptOptions,
+  ): Promise<ToolOutcome<ToolResult<N>>>
+  async attempt(
+    name: string,
+    args: Record<string, unknown>,
+    context: CallContext,
+    options?: AttemptOptions,
+  ): Promise<ToolOutcome>
   async attempt(
     name: string,
     args: Record<string, unknown>,

@@ -142,3 +142,19 @@ test('one key across bindings: a refund made over REST replays over MCP, and RES
   )
   assert.equal(conflict.kind === 'error' && `${conflict.code} ${conflict.status}`, 'idempotency_conflict 409')
 })
+
+test('a result is typed by the tool: sr_get_transaction answers a Transaction (the compiler knows its fields)', async () => {
+  const c = new PlatformClient({ baseUrl: provider.url, secret: SECRET, allowPrivate: true })
+  const out = await c.callTool('sr_get_transaction', { transaction_ref: 'ch_1001' }, CONTEXT)
+  assert.equal(out.kind, 'result')
+  if (out.kind !== 'result') return
+  const createdAt: string = out.value.created_at
+  const cents: number = out.value.amount.amount_minor
+  // @ts-expect-error — created_at is an RFC 3339 string, so this mistake fails the type-check
+  const unixSeconds: number = out.value.created_at
+  // @ts-expect-error — a transaction has no such field
+  void out.value.internal_note
+  assert.match(createdAt, /^\d{4}-\d{2}-\d{2}T/)
+  assert.equal(cents, 4999)
+  assert.equal(typeof unixSeconds, 'string')
+})

@@ -6,7 +6,6 @@ import {
   callRefused,
   expect,
   expectHarmlessDryRun,
-  isObj,
   type Obj,
   refundableMinor,
   sameJson,
@@ -83,7 +82,7 @@ export const refund: CheckDefinition = {
     const args = { idempotency_key: key, request: refundRequest(ctx, amount, false) }
     const out = await ctx.client.callTool('sr_refund', args, ctx.call)
     if (out.kind !== 'result') throw unexpected('sr_refund', out, 'a result')
-    const value = out.value as Obj
+    const value: Obj = { ...out.value }
     expect(
       value.status === 'succeeded' || value.status === 'pending',
       `the refund answered status ${String(value.status)}`,
@@ -116,7 +115,7 @@ export const refundReplay: CheckDefinition = {
     }
     if (!sameJson(out.value, first.value)) {
       // Name the fields that changed, so a person sees what the replay got wrong without diffing two excerpts.
-      const replayed = isObj(out.value) ? out.value : {}
+      const replayed: Obj = { ...out.value }
       const fields = [...new Set([...Object.keys(first.value), ...Object.keys(replayed)])]
       const changed = fields.filter((field) => !sameJson(first.value[field], replayed[field]))
       throw new CheckFailure(
