@@ -57,7 +57,7 @@ export type {
   TransactionList,
   WireError,
 } from './types.generated.js'
-export { type ContractValidation, contractValidator, createContractAjv } from './validator.js'
+export { type ContractValidation, contractFaults, contractValidator, createContractAjv } from './validator.js'
 export {
   ERROR_CODES,
   errorHttpStatus,
