@@ -15,19 +15,33 @@ export {
   type Budget,
   type BudgetDecision,
   type BudgetLeft,
+  type BudgetPolicy,
+  budgetPolicy,
   FairBudget,
   type FairBudgetOptions,
   NaiveBucket,
+  OpenFairBudget,
+  type OpenFairBudgetOptions,
 } from './budget/fair-budget.js'
-export { RedisBudgetStore } from './budget/redis-store.js'
+export {
+  type BudgetStoreEvent,
+  budgetRedisOptions,
+  DEFAULT_COMMAND_TIMEOUT_MS,
+  DEFAULT_CONNECT_TIMEOUT_MS,
+  RedisBudgetStore,
+  type RedisBudgetStoreOptions,
+} from './budget/redis-store.js'
 export {
   type BudgetStore,
   type FairPlan,
   type FairTake,
   type FairTaken,
+  MEMORY_MAX_CALLERS,
   MemoryBudgetStore,
   type NaivePlan,
   type NaiveTaken,
+  type OpenFairPlan,
+  type ReserveShare,
 } from './budget/store.js'
 export {
   BudgetConfigError,

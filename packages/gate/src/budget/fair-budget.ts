@@ -1,6 +1,6 @@
 import { BudgetConfigError } from '../errors.js'
-import { type Clock, monotonicClock } from './clock.js'
-import { type BudgetStore, type FairPlan, MemoryBudgetStore } from './store.js'
+import { type Clock, monotonicClock, wallClock } from './clock.js'
+import { type BudgetStore, type FairPlan, MemoryBudgetStore, type OpenFairPlan, type ReserveShare } from './store.js'
 
 /**
  * Whole units left right after a decision, as the store's own atomic step reported them: for the fair budget the
@@ -95,6 +95,145 @@ export class FairBudget implements Budget {
     // Never create capacity for an invented name: unknown callers are refused before the clock or store is touched.
     if (!this.#callers.has(caller)) return { admitted: false, reason: 'no reserve is held for this caller' }
     const taken = await this.#store.takeFair(this.plan, caller, this.#clock())
+    const left = { reserve: Math.floor(taken.reserve), spare: Math.floor(taken.spare) }
+    if (taken.from === 'reserve') return { admitted: true, reason: "admitted from this caller's own reserve", left }
+    if (taken.from === 'spare') return { admitted: true, reason: 'admitted from the shared spare', left }
+    return { admitted: false, reason: "this caller's reserve is spent and the spare is empty", left }
+  }
+}
+
+/**
+ * A fair budget for an open, changing set of callers (any verified `sub`): every caller holds a reserve of its own
+ * and all share a pool, each refilling completely in `windowSeconds`. Units are whole calls.
+ */
+export interface BudgetPolicy {
+  /** Units each caller holds for itself (0 or more): no other caller can spend them. */
+  reserve: number
+  /** Units every caller may spend once its own reserve is empty (0 or more). */
+  pool: number
+  /** Seconds in which an empty reserve, and an empty pool, refill completely (1 to 86 400). */
+  windowSeconds: number
+  /** `admit` (the default): any caller gets `reserve`; `refuse`: only the callers named in `callers` are served. */
+  unlistedCallers?: 'admit' | 'refuse'
+  /** Per-caller reserves by token `sub`, replacing `reserve` for that caller. */
+  callers?: Readonly<Record<string, { reserve: number }>>
+}
+
+const POLICY_FIELDS = ['reserve', 'pool', 'windowSeconds', 'unlistedCallers', 'callers']
+const MAX_UNITS = 1_000_000_000
+const MAX_WINDOW_SECONDS = 86_400
+const MAX_LISTED_CALLERS = 100_000
+
+/**
+ * Checks a budget policy (e.g. parsed from a JSON file). Throws BudgetConfigError naming the field at fault; a
+ * caller's `sub` is named only by its place in `callers`, never echoed.
+ */
+export function budgetPolicy(value: unknown): BudgetPolicy {
+  if (!isRecord(value)) throw new BudgetConfigError('a budget policy must be a JSON object')
+  for (const field of Object.keys(value)) {
+    if (!POLICY_FIELDS.includes(field))
+      throw new BudgetConfigError(`unknown field in the budget policy; the fields are ${POLICY_FIELDS.join(', ')}`)
+  }
+  const units = (name: string, v: unknown) => {
+    if (!Number.isSafeInteger(v) || (v as number) < 0 || (v as number) > MAX_UNITS)
+      throw new BudgetConfigError(`${name} must be an integer from 0 to ${MAX_UNITS}`)
+    return v as number
+  }
+  const reserve = units('reserve', value.reserve)
+  const pool = units('pool', value.pool)
+  const window = value.windowSeconds
+  if (!Number.isSafeInteger(window) || (window as number) < 1 || (window as number) > MAX_WINDOW_SECONDS)
+    throw new BudgetConfigError(`windowSeconds must be an integer from 1 to ${MAX_WINDOW_SECONDS}`)
+  const unlisted = value.unlistedCallers ?? 'admit'
+  if (unlisted !== 'admit' && unlisted !== 'refuse')
+    throw new BudgetConfigError('unlistedCallers must be "admit" or "refuse"')
+  const callers: Record<string, { reserve: number }> = Object.create(null)
+  if (value.callers !== undefined) {
+    if (!isRecord(value.callers)) throw new BudgetConfigError('callers must be an object of sub → {"reserve": N}')
+    const entries = Object.entries(value.callers)
+    if (entries.length > MAX_LISTED_CALLERS)
+      throw new BudgetConfigError(`callers may list at most ${MAX_LISTED_CALLERS} callers`)
+    entries.forEach(([sub, entry], i) => {
+      const at = `callers (entry ${i + 1})`
+      if (sub === '') throw new BudgetConfigError(`${at}: a caller's sub must not be empty`)
+      if (!isRecord(entry) || Object.keys(entry).some((k) => k !== 'reserve'))
+        throw new BudgetConfigError(`${at} must be {"reserve": N}`)
+      callers[sub] = { reserve: units(`${at}.reserve`, entry.reserve) }
+    })
+  }
+  if (unlisted === 'refuse' && Object.keys(callers).length === 0)
+    throw new BudgetConfigError('unlistedCallers "refuse" needs at least one caller in callers')
+  if (reserve + pool < 1 && Object.values(callers).every((c) => c.reserve < 1))
+    throw new BudgetConfigError('reserve and pool are both 0: the policy would admit nothing')
+  return { reserve, pool, windowSeconds: window as number, unlistedCallers: unlisted, callers }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+/** Options of OpenFairBudget. */
+export interface OpenFairBudgetOptions {
+  policy: BudgetPolicy
+  /** Seconds clock, read once per request; default monotonic. Replicas sharing Redis use `wallClock`. */
+  clock?: Clock
+  /**
+   * Whether the clock advances one second per real second; default true for `wallClock` and `monotonicClock`
+   * (and no clock), false for any other (a frozen or manual clock). Only then may Redis drop a caller's state on its
+   * own timer the moment it has refilled; otherwise state is kept for the store's fixed idle time.
+   */
+  realTimeClock?: boolean
+  /** State holder; default in memory. */
+  store?: BudgetStore
+  /** Key of this budget inside a shared store; default `open`. */
+  key?: string
+}
+
+/**
+ * The fair budget for an open set of callers: each caller's own reserve first (`policy.reserve`, or its override),
+ * then the shared pool; both refill continuously, completely in `policy.windowSeconds`. A caller never spends
+ * another's reserve, so a greedy caller can empty only the pool and every other caller keeps its reserve. State is
+ * held only for callers whose reserve is not full (see the stores), so memory and Redis keys stay bounded by the
+ * callers active within one window. Callers not listed are refused without charge when `unlistedCallers` is
+ * `refuse`. Decisions and `left` are the same shape as FairBudget's (`spare` is the pool).
+ */
+export class OpenFairBudget implements Budget {
+  readonly policy: BudgetPolicy
+  readonly plan: OpenFairPlan
+  readonly #clock: Clock
+  readonly #store: BudgetStore
+  readonly #share: ReserveShare
+  readonly #overrides: ReadonlyMap<string, ReserveShare>
+  readonly #refuseUnlisted: boolean
+
+  constructor(options: OpenFairBudgetOptions) {
+    const policy = budgetPolicy(options.policy)
+    const w = policy.windowSeconds
+    this.policy = policy
+    this.#clock = options.clock ?? monotonicClock
+    const realTime =
+      options.realTimeClock ??
+      (options.clock === undefined || options.clock === wallClock || options.clock === monotonicClock)
+    this.plan = { key: options.key ?? 'open', poolSize: policy.pool, poolRate: policy.pool / w, realTime }
+    this.#share = { size: policy.reserve, rate: policy.reserve / w }
+    this.#overrides = new Map(
+      Object.entries(policy.callers ?? {}).map(([sub, c]) => [sub, { size: c.reserve, rate: c.reserve / w }]),
+    )
+    this.#refuseUnlisted = policy.unlistedCallers === 'refuse'
+    this.#store = options.store ?? new MemoryBudgetStore()
+  }
+
+  /** The reserve this caller holds under the policy, or undefined when it holds none (refused without charge). */
+  reserveOf(caller: string): ReserveShare | undefined {
+    if (caller === '') return undefined
+    return this.#overrides.get(caller) ?? (this.#refuseUnlisted ? undefined : this.#share)
+  }
+
+  async request(caller: string): Promise<BudgetDecision> {
+    const share = this.reserveOf(caller)
+    // No state is created and nothing is charged for a caller the policy gives no reserve.
+    if (share === undefined) return { admitted: false, reason: 'no reserve is held for this caller' }
+    const taken = await this.#store.takeOpen(this.plan, caller, share, this.#clock())
     const left = { reserve: Math.floor(taken.reserve), spare: Math.floor(taken.spare) }
     if (taken.from === 'reserve') return { admitted: true, reason: "admitted from this caller's own reserve", left }
     if (taken.from === 'spare') return { admitted: true, reason: 'admitted from the shared spare', left }

@@ -1,20 +1,54 @@
-import type { Redis } from 'ioredis'
+import { randomUUID } from 'node:crypto'
+import type { Redis, RedisOptions } from 'ioredis'
 import { BudgetStoreError } from '../errors.js'
-import type { BudgetStore, FairPlan, FairTaken, NaivePlan, NaiveTaken } from './store.js'
+import type { BudgetStore, FairPlan, FairTaken, NaivePlan, NaiveTaken, OpenFairPlan, ReserveShare } from './store.js'
 
 // Same arithmetic as MemoryBudgetStore, in one Lua script so the read-refill-take-write is atomic across replicas.
 // Numbers are stored with %.17g so every double round-trips exactly (Lua's tostring keeps only 14 digits).
 // Each script answers what it did and what is left after it, as strings: a Lua number in a reply would be
 // truncated to an integer, and asking again afterwards would race other replicas.
-const FAIR_SCRIPT = `
-local key = KEYS[1]
-local now = tonumber(ARGV[1])
-local caller = ARGV[2]
-local rsize, rrate = tonumber(ARGV[3]), tonumber(ARGV[4])
-local ssize, srate = tonumber(ARGV[5]), tonumber(ARGV[6])
-local ttl = tonumber(ARGV[7])
-local first = 8
+//
+// Every script starts with the same prelude (KEYS[1] the epoch key; ARGV[1..4] deadline, expected epoch, a fresh
+// epoch, what to do when the epoch is gone):
+// - the deadline, in Redis's own milliseconds (0: none): a script that runs after it changes nothing and answers
+//   'late'. A command sent to a frozen Redis is executed when it resumes, long after its caller was answered 503;
+//   without this it would charge that caller for a call it never got.
+// - the epoch: written when the store opens, never expiring. If it is gone, Redis lost its data (restarted empty,
+//   flushed): 'reseed' writes a fresh one and goes on (the answer says 'reseeded', once, to the replica that did),
+//   'refuse' answers 'lost' and changes nothing until an operator writes the key again (or a replica restarts).
+const PRELUDE = `
 local function fmt(x) return string.format('%.17g', x) end
+local deadline = tonumber(ARGV[1])
+if deadline > 0 then
+  local tm = redis.call('TIME')
+  if tonumber(tm[1]) * 1000 + math.floor(tonumber(tm[2]) / 1000) > deadline then return {'late'} end
+end
+local expected, fresh = ARGV[2], ARGV[3]
+local epoch = redis.call('GET', KEYS[1])
+local note = 'same'
+if not epoch then
+  if expected ~= '' and ARGV[4] == 'refuse' then return {'lost'} end
+  redis.call('SET', KEYS[1], fresh)
+  epoch = fresh
+  if expected ~= '' then note = 'reseeded' end
+elseif epoch ~= expected and expected ~= '' then
+  note = 'changed'
+end
+local function answer(t)
+  t[#t + 1] = epoch
+  t[#t + 1] = note
+  return t
+end
+`
+
+const FAIR_SCRIPT = `${PRELUDE}
+local key = KEYS[2]
+local now = tonumber(ARGV[5])
+local caller = ARGV[6]
+local rsize, rrate = tonumber(ARGV[7]), tonumber(ARGV[8])
+local ssize, srate = tonumber(ARGV[9]), tonumber(ARGV[10])
+local ttl = tonumber(ARGV[11])
+local first = 12
 local t = redis.call('HGET', key, 't')
 if not t then
   redis.call('HSET', key, 't', fmt(now), 'spare', fmt(ssize))
@@ -39,19 +73,57 @@ end
 if ttl > 0 then redis.call('PEXPIRE', key, ttl) end
 if mine >= 1 then
   redis.call('HSET', key, 'r:' .. caller, fmt(mine - 1))
-  return {'1', fmt(mine - 1), fmt(spare)}
+  return answer({'1', fmt(mine - 1), fmt(spare)})
 end
 if spare >= 1 then
   redis.call('HSET', key, 'spare', fmt(spare - 1))
-  return {'2', fmt(mine), fmt(spare - 1)}
+  return answer({'2', fmt(mine), fmt(spare - 1)})
 end
-return {'0', fmt(mine), fmt(spare)}
+return answer({'0', fmt(mine), fmt(spare)})
 `
 
-const NAIVE_SCRIPT = `
-local key = KEYS[1]
-local now, cap, rate, ttl = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-local function fmt(x) return string.format('%.17g', x) end
+// The open budget: one hash per caller (KEYS[2]: level and time) and one for the pool (KEYS[3]). A caller with no
+// key has a full reserve, so a key is deleted once full and, on a real-time clock, expires exactly when it would
+// have refilled (plus a second for clocks of replicas that disagree slightly); otherwise after the fixed idle time.
+const OPEN_SCRIPT = `${PRELUDE}
+local now = tonumber(ARGV[5])
+local rsize, rrate = tonumber(ARGV[6]), tonumber(ARGV[7])
+local psize, prate = tonumber(ARGV[8]), tonumber(ARGV[9])
+local realtime, idle = ARGV[10] == '1', tonumber(ARGV[11])
+local function level(key, size, rate)
+  local v = redis.call('HMGET', key, 'v', 't')
+  if not v[1] then return size, now end
+  local x, t = tonumber(v[1]), tonumber(v[2])
+  if now > t then return math.min(size, x + (now - t) * rate), now end
+  return math.min(size, x), t
+end
+local function keep(key, size, rate, x, t)
+  if x >= size then redis.call('DEL', key) return end
+  redis.call('HSET', key, 'v', fmt(x), 't', fmt(t))
+  if realtime and rate > 0 then
+    redis.call('PEXPIRE', key, math.ceil((size - x) / rate * 1000) + 1000)
+  elseif idle > 0 then
+    redis.call('PEXPIRE', key, idle)
+  end
+end
+local mine, mt = level(KEYS[2], rsize, rrate)
+local pool, pt = level(KEYS[3], psize, prate)
+local code = '0'
+if mine >= 1 then
+  mine = mine - 1
+  code = '1'
+elseif pool >= 1 then
+  pool = pool - 1
+  code = '2'
+end
+keep(KEYS[2], rsize, rrate, mine, mt)
+keep(KEYS[3], psize, prate, pool, pt)
+return answer({code, fmt(mine), fmt(pool)})
+`
+
+const NAIVE_SCRIPT = `${PRELUDE}
+local key = KEYS[2]
+local now, cap, rate, ttl = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
 local t = redis.call('HGET', key, 't')
 local level
 if not t then
@@ -68,26 +140,106 @@ end
 if ttl > 0 then redis.call('PEXPIRE', key, ttl) end
 if level >= 1 then
   redis.call('HSET', key, 'level', fmt(level - 1))
-  return {'1', fmt(level - 1)}
+  return answer({'1', fmt(level - 1)})
 end
 redis.call('HSET', key, 'level', fmt(level))
-return {'0', fmt(level)}
+return answer({'0', fmt(level)})
 `
 
+/** What a Redis budget store reports once per change (for one log line each, never one per call). */
+export type BudgetStoreEvent =
+  /** The first failure after the store last answered (or at start): the cause, one line, no credentials. */
+  | { kind: 'unavailable'; cause: string }
+  /** The first answer after `unavailable`. */
+  | { kind: 'available' }
+  /** The epoch key was gone: Redis lost the budget's state. `reseeded`: every caller starts full again. */
+  | { kind: 'state-lost'; action: 'reseeded' | 'refusing' }
+  /** Another replica re-seeded, or an operator acknowledged a loss: this replica follows the new epoch. */
+  | { kind: 'epoch-changed' }
+
+/** Options of RedisBudgetStore. */
+export interface RedisBudgetStoreOptions {
+  /** Key prefix; default `tollgate:budget:`. The epoch key is `<prefix>epoch`. */
+  prefix?: string
+  /**
+   * How long state of a budget on a clock that is not real time stays after its last use, ms; default one day. An
+   * open budget on the wall clock instead drops a caller's key when its reserve has refilled.
+   */
+  ttlMs?: number
+  /**
+   * When Redis has lost the budget's state (no epoch key): `reseed` (default) writes a new epoch and goes on, every
+   * caller starting with a full reserve; `refuse` refuses every call (BudgetStoreError) until an operator writes
+   * the epoch key again (`SET <prefix>epoch acknowledged`) or a replica restarts.
+   */
+  onLostState?: 'reseed' | 'refuse'
+  onEvent?: (event: BudgetStoreEvent) => void
+}
+
 /**
- * A budget store in Redis, for several replicas sharing one budget. Keys are `<prefix><plan.key>`; idle state
- * expires after `ttlMs` (default one day). Every replica must use the same clock (epoch seconds: `wallClock`).
- * A Redis failure rejects with BudgetStoreError and admits nothing.
+ * ioredis options for a budget's connection, chosen so an outage costs a caller at most `commandTimeoutMs` and
+ * is then refused fast: no offline queue (a command while disconnected fails at once, it does not wait for a
+ * reconnect), no retry of a command whose connection dropped (it may have run; the script's deadline covers the
+ * rest), a socket that has not answered within the command timeout is dropped and reconnected (so one frozen call
+ * makes the next ones fail at once instead of each waiting), and reconnection every 100 ms rising to 1 s.
+ */
+export function budgetRedisOptions(
+  options: { connectTimeoutMs?: number; commandTimeoutMs?: number } = {},
+): RedisOptions {
+  const commandTimeout = options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS
+  return {
+    connectTimeout: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+    commandTimeout,
+    socketTimeout: commandTimeout,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    retryStrategy: (times: number) => Math.min(times * 100, 1000),
+  }
+}
+
+/** Default Redis connect timeout of a budget's connection, ms. */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 1000
+/** Default Redis command timeout of a budget's connection, ms: the most a frozen Redis costs a caller. */
+export const DEFAULT_COMMAND_TIMEOUT_MS = 500
+
+/**
+ * A budget store in Redis, for several replicas sharing one budget. Keys are `<prefix><kind>:<plan.key>…`. Every
+ * replica must use the same clock (epoch seconds: `wallClock`). A Redis failure rejects with BudgetStoreError and
+ * admits nothing. Give the client {@link budgetRedisOptions} so an outage is refused fast.
  */
 export class RedisBudgetStore implements BudgetStore {
   readonly #redis: Redis
   readonly #prefix: string
   readonly #ttlMs: number
+  readonly #onLost: 'reseed' | 'refuse'
+  readonly #emit: (event: BudgetStoreEvent) => void
+  #epoch = ''
+  #down = false
+  #lostReported = false
+  /** Redis's clock minus performance.now(), ms, measured with TIME; undefined until measured. */
+  #offsetMs: number | undefined
+  #measuredAt = Number.NEGATIVE_INFINITY
 
-  constructor(redis: Redis, options: { prefix?: string; ttlMs?: number } = {}) {
+  constructor(redis: Redis, options: RedisBudgetStoreOptions = {}) {
     this.#redis = redis
     this.#prefix = options.prefix ?? 'tollgate:budget:'
     this.#ttlMs = options.ttlMs ?? 86_400_000
+    this.#onLost = options.onLostState ?? 'reseed'
+    this.#emit = options.onEvent ?? (() => {})
+  }
+
+  /**
+   * Writes the epoch key unless it exists, and remembers it: from now on, its absence means Redis lost the state.
+   * Call it at start (quenchz does); without it the first charge does it.
+   */
+  async open(): Promise<void> {
+    const key = `${this.#prefix}epoch`
+    try {
+      await this.#redis.set(key, randomUUID(), 'NX')
+      this.#epoch = (await this.#redis.get(key)) ?? ''
+    } catch (error) {
+      throw new BudgetStoreError({ cause: error })
+    }
+    await this.#measureClock()
   }
 
   async takeFair(plan: FairPlan, caller: string, now: number): Promise<FairTaken> {
@@ -101,27 +253,105 @@ export class RedisBudgetStore implements BudgetStore {
       this.#ttlMs,
       ...plan.callers,
     ]
-    const [code, reserve, spare] = await this.#run(FAIR_SCRIPT, `${this.#prefix}fair:${plan.key}`, args.map(String))
-    const from = code === 1 ? 'reserve' : code === 2 ? 'spare' : 'spent'
-    return { from, reserve: reserve as number, spare: spare as number }
+    const [code, reserve, spare] = await this.#run(FAIR_SCRIPT, [`${this.#prefix}fair:${plan.key}`], args.map(String))
+    const from = code === '1' ? 'reserve' : code === '2' ? 'spare' : 'spent'
+    return { from, reserve: Number(reserve), spare: Number(spare) }
   }
 
   async takeNaive(plan: NaivePlan, now: number): Promise<NaiveTaken> {
     const [code, level] = await this.#run(
       NAIVE_SCRIPT,
-      `${this.#prefix}naive:${plan.key}`,
+      [`${this.#prefix}naive:${plan.key}`],
       [now, plan.capacity, plan.rate, this.#ttlMs].map(String),
     )
-    return { admitted: code === 1, level: level as number }
+    return { admitted: code === '1', level: Number(level) }
   }
 
-  async #run(script: string, key: string, args: string[]): Promise<number[]> {
-    let answer: unknown
+  async takeOpen(plan: OpenFairPlan, caller: string, reserve: ReserveShare, now: number): Promise<FairTaken> {
+    const base = `${this.#prefix}open:${plan.key}:`
+    const [code, mine, pool] = await this.#run(
+      OPEN_SCRIPT,
+      [`${base}c:${caller}`, `${base}pool`],
+      [now, reserve.size, reserve.rate, plan.poolSize, plan.poolRate, plan.realTime ? 1 : 0, this.#ttlMs].map(String),
+    )
+    const from = code === '1' ? 'reserve' : code === '2' ? 'spare' : 'spent'
+    return { from, reserve: Number(mine), spare: Number(pool) }
+  }
+
+  async #run(script: string, keys: string[], args: string[]): Promise<string[]> {
+    if (performance.now() - this.#measuredAt > CLOCK_REMEASURE_MS) void this.#measureClock()
+    const fresh = randomUUID()
+    let answer: string[]
     try {
-      answer = await this.#redis.eval(script, 1, key, ...args)
+      answer = (await this.#redis.eval(
+        script,
+        keys.length + 1,
+        `${this.#prefix}epoch`,
+        ...keys,
+        String(this.#deadline()),
+        this.#epoch,
+        fresh,
+        this.#onLost,
+        ...args,
+      )) as string[]
     } catch (error) {
+      if (!this.#down) {
+        this.#down = true
+        this.#emit({ kind: 'unavailable', cause: oneLine(error) })
+      }
       throw new BudgetStoreError({ cause: error })
     }
-    return (answer as string[]).map(Number)
+    if (this.#down) {
+      this.#down = false
+      this.#emit({ kind: 'available' })
+      // A reconnect may be to another Redis (failover), or its clock may have been stepped: measure again.
+      void this.#measureClock()
+    }
+    if (answer[0] === 'late') throw new BudgetStoreError({ cause: new Error('answered after its deadline') })
+    if (answer[0] === 'lost') {
+      if (!this.#lostReported) {
+        this.#lostReported = true
+        this.#emit({ kind: 'state-lost', action: 'refusing' })
+      }
+      throw new BudgetStoreError({ cause: new Error('the budget state was lost and is not yet acknowledged') })
+    }
+    const note = answer[answer.length - 1]
+    const epoch = answer[answer.length - 2] as string
+    if (note === 'reseeded') this.#emit({ kind: 'state-lost', action: 'reseeded' })
+    else if (note === 'changed') this.#emit({ kind: 'epoch-changed' })
+    if (epoch !== this.#epoch) this.#lostReported = false
+    this.#epoch = epoch
+    return answer
   }
+
+  /**
+   * The moment after which the script must not charge, in Redis's milliseconds: a fifth of the command timeout
+   * before the client gives up, so an answer that still charges also still arrives. 0 (none) until the offset to
+   * Redis's clock is known or without a command timeout.
+   */
+  #deadline(): number {
+    const timeout = (this.#redis.options as { commandTimeout?: number }).commandTimeout
+    if (this.#offsetMs === undefined || timeout === undefined || !(timeout > 0)) return 0
+    return Math.floor(performance.now() + this.#offsetMs + timeout * 0.8)
+  }
+
+  async #measureClock(): Promise<void> {
+    this.#measuredAt = performance.now()
+    try {
+      const before = performance.now()
+      const [seconds, micros] = await this.#redis.time()
+      const after = performance.now()
+      this.#offsetMs = Number(seconds) * 1000 + Number(micros) / 1000 - (before + after) / 2
+    } catch {
+      // Measured again on the next ready or after CLOCK_REMEASURE_MS; meanwhile the last offset (or none) holds.
+    }
+  }
+}
+
+/** How often the offset to Redis's clock is measured again, ms. */
+const CLOCK_REMEASURE_MS = 60_000
+
+// Redis error texts carry no credentials (ioredis never echoes the password), but may span lines.
+function oneLine(error: unknown): string {
+  return String((error as Error).message ?? error).split('\n')[0] as string
 }

@@ -9,6 +9,29 @@ export interface FairPlan {
   spareRate: number
 }
 
+/**
+ * An open fair budget's shared pool. Each caller's own reserve comes with each take (from the policy: overrides
+ * differ per caller), so nothing here lists the callers.
+ */
+export interface OpenFairPlan {
+  /** Identifies this budget's state inside a shared store. */
+  key: string
+  poolSize: number
+  poolRate: number
+  /**
+   * true when the budget clock advances one second per real second (the wall clock): a store that expires state on
+   * its own real-time timer (Redis) may then drop a caller's state exactly when it has refilled. Otherwise (a frozen
+   * or manual clock) the store keeps state for its fixed idle time.
+   */
+  realTime: boolean
+}
+
+/** One caller's reserve: its size and refill rate (units, units per second). */
+export interface ReserveShare {
+  size: number
+  rate: number
+}
+
 /** A naive bucket's size and refill rate. */
 export interface NaivePlan {
   key: string
@@ -43,6 +66,33 @@ export interface NaiveTaken {
 export interface BudgetStore {
   takeFair(plan: FairPlan, caller: string, nowSeconds: number): Promise<FairTaken>
   takeNaive(plan: NaivePlan, nowSeconds: number): Promise<NaiveTaken>
+  /**
+   * One take of an open fair budget: the caller's own reserve first, then the shared pool. A caller with no state
+   * starts with a full reserve, so state may be dropped once it has refilled (the store's bound on what it holds).
+   */
+  takeOpen(plan: OpenFairPlan, caller: string, reserve: ReserveShare, nowSeconds: number): Promise<FairTaken>
+}
+
+/** A level that refills over time: its amount and the clock time it was last brought up to date. */
+interface Level {
+  level: number
+  t: number
+}
+
+/** Brings a level up to `now` (never backwards), capped at `size` (also when the size was lowered since). */
+function refilled(state: Level, size: number, rate: number, now: number): Level {
+  const elapsed = now - state.t
+  if (elapsed > 0) return { level: Math.min(size, state.level + elapsed * rate), t: now }
+  return { level: Math.min(size, state.level), t: state.t }
+}
+
+/** Default bound on callers an in-memory open budget holds state for (see MemoryBudgetStore). */
+export const MEMORY_MAX_CALLERS = 10_000
+
+interface OpenState {
+  pool: Level
+  /** Callers whose reserve is not full, least recently charged first; `fullAt` is when it will be full again. */
+  callers: Map<string, Level & { fullAt: number }>
 }
 
 interface FairState {
@@ -51,10 +101,67 @@ interface FairState {
   reserves: Map<string, number>
 }
 
-/** The in-memory store: one process, one replica. The default. */
+/**
+ * The in-memory store: one process, one replica. The default. An open budget holds state only for callers whose
+ * reserve is not full: a caller is released the moment its reserve would be full again on the budget clock (exact:
+ * a full reserve is what a caller with no state gets), and at most `maxCallers` (default 10 000) are held — past that
+ * the least recently charged caller is released early, which can only give that caller back a full reserve.
+ */
 export class MemoryBudgetStore implements BudgetStore {
   readonly #fair = new Map<string, FairState>()
   readonly #naive = new Map<string, { t: number; level: number }>()
+  readonly #open = new Map<string, OpenState>()
+  readonly #maxCallers: number
+  #releasedEarly = 0
+
+  constructor(options: { maxCallers?: number } = {}) {
+    this.#maxCallers = options.maxCallers ?? MEMORY_MAX_CALLERS
+  }
+
+  /** Callers of an open budget whose state is held (a diagnostic: the memory bound in tests). */
+  heldCallers(planKey: string): number {
+    return this.#open.get(planKey)?.callers.size ?? 0
+  }
+
+  /** Callers released before their reserve had refilled, because more than `maxCallers` were held. */
+  get releasedEarly(): number {
+    return this.#releasedEarly
+  }
+
+  async takeOpen(plan: OpenFairPlan, caller: string, reserve: ReserveShare, now: number): Promise<FairTaken> {
+    let state = this.#open.get(plan.key)
+    if (state === undefined) {
+      state = { pool: { level: plan.poolSize, t: now }, callers: new Map() }
+      this.#open.set(plan.key, state)
+    }
+    // Release callers that are full again, oldest first (map order is least recently charged first).
+    for (const [name, held] of state.callers) {
+      if (held.fullAt > now) break
+      state.callers.delete(name)
+    }
+    const held = state.callers.get(caller)
+    state.callers.delete(caller)
+    let mine = held === undefined ? { level: reserve.size, t: now } : refilled(held, reserve.size, reserve.rate, now)
+    state.pool = refilled(state.pool, plan.poolSize, plan.poolRate, now)
+    let from: FairTaken['from'] = 'spent'
+    if (mine.level >= 1) {
+      mine = { level: mine.level - 1, t: mine.t }
+      from = 'reserve'
+    } else if (state.pool.level >= 1) {
+      state.pool = { level: state.pool.level - 1, t: state.pool.t }
+      from = 'spare'
+    }
+    if (mine.level < reserve.size) {
+      const fullAt = reserve.rate > 0 ? mine.t + (reserve.size - mine.level) / reserve.rate : Number.POSITIVE_INFINITY
+      state.callers.set(caller, { ...mine, fullAt })
+      for (const [name] of state.callers) {
+        if (state.callers.size <= this.#maxCallers) break
+        state.callers.delete(name)
+        this.#releasedEarly++
+      }
+    }
+    return { from, reserve: mine.level, spare: state.pool.level }
+  }
 
   async takeFair(plan: FairPlan, caller: string, now: number): Promise<FairTaken> {
     let state = this.#fair.get(plan.key)
