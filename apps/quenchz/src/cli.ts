@@ -176,6 +176,7 @@ async function serve(plan: ServePlan, io: CliIo, cwd: string): Promise<number | 
       budget: quenchzBudget(CLOCKS[plan.clock](), shared?.store),
       allowList: allowListOf(plan),
       scheduler: new FairScheduler({ perCaller: plan.maxInFlight, maxWaitingPerCaller: plan.maxWaiting }),
+      advertisedScopes: plan.advertisedScopes,
       onEvent: logEvent(log),
       ...(shared !== undefined && { sessionStore: shared.sessions }),
       ...(sessionKey !== undefined && { sessionKey }),
@@ -219,7 +220,7 @@ async function openIdentity(plan: ServePlan): Promise<Identity | string> {
   if (plan.mode.kind === 'jwks') {
     const unreachable = await probeJwks(plan.mode.jwksUrl)
     if (unreachable !== undefined) return unreachable
-    const keys = { kind: 'jwks' as const, url: plan.mode.jwksUrl }
+    const keys = { kind: 'jwks' as const, url: plan.mode.jwksUrl, ...plan.jwks }
     const audience = createAudience({ resource: plan.resource, issuer: plan.mode.issuer, keys })
     return { audience, issuer: undefined, privateJwk: undefined }
   }

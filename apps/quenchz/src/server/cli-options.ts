@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import type { SourceConfig } from '../rates/index.js'
 import { ECB_EXR_BASE } from '../rates/sources/live.js'
-import { DEFAULT_PORT, RESOURCE } from './constants.js'
+import { DEFAULT_ADVERTISED_SCOPES, DEFAULT_PORT, RESOURCE } from './constants.js'
 import { budgetPrefix, redisUrl, type TokenMode, tokenMode } from './deployment.js'
 
 /** The budget clocks by name: `wall` refills on the wall clock (the served default), `frozen` never refills. */
@@ -20,6 +20,10 @@ export const MAX_TOKEN_LIFETIME_SECONDS = 7 * 86_400
 export const DEFAULT_MAX_IN_FLIGHT = 2
 /** Default calls of one caller waiting for a slot; one more is answered 429 with Retry-After. */
 export const DEFAULT_MAX_WAITING = 32
+/** Default least time between two fetches of a real issuer's JWKS, seconds. */
+export const DEFAULT_JWKS_COOLDOWN_SECONDS = 5
+/** Default age at which a real issuer's keys are fetched again, seconds: the bound on a removed key. */
+export const DEFAULT_JWKS_MAX_AGE_SECONDS = 300
 
 interface FlagSpec {
   type: 'string' | 'boolean'
@@ -61,6 +65,25 @@ export const SERVE_FLAGS: Record<string, FlagSpec> = {
   },
   'jwks-url': { type: 'string', value: 'URL', help: 'verify tokens against this JWKS instead (with --issuer)' },
   issuer: { type: 'string', value: 'ISS', help: 'the `iss` tokens from --jwks-url must carry' },
+  'advertise-scope': {
+    type: 'string',
+    multiple: true,
+    value: 'SCOPE',
+    shown: DEFAULT_ADVERTISED_SCOPES.join(' '),
+    help: 'with --jwks-url: a scope clients should ask for, in the metadata and the 401 challenge (repeatable; none: no scope)',
+  },
+  'jwks-cooldown': {
+    type: 'string',
+    value: 'SECONDS',
+    shown: String(DEFAULT_JWKS_COOLDOWN_SECONDS),
+    help: 'with --jwks-url: least time between two JWKS fetches; a token with an unknown key waits for the next',
+  },
+  'jwks-max-age': {
+    type: 'string',
+    value: 'SECONDS',
+    shown: String(DEFAULT_JWKS_MAX_AGE_SECONDS),
+    help: 'with --jwks-url: keys are refetched once this old, so a removed key is refused within it',
+  },
   source: { type: 'string', value: 'NAME', shown: 'live', help: 'live, history or recordings' },
   history: { type: 'string', value: 'FILE', help: 'with --source history: eurofxref-hist.zip or .csv' },
   recordings: { type: 'string', value: 'DIR', help: 'with --source recordings: a directory holding index.json' },
@@ -179,6 +202,10 @@ export interface ServePlan {
   resource: string
   allowedHosts: string[]
   mode: TokenMode
+  /** Scopes named in the metadata and the 401 challenge: empty with the in-process issuer (the seed's challenge). */
+  advertisedScopes: string[]
+  /** With --jwks-url: least ms between JWKS fetches, and the ms after which held keys are fetched again. */
+  jwks: { cooldownMs: number; maxAgeMs: number }
   tokensPath: string | undefined
   tokenLifetimeSeconds: number
   source: SourceConfig
@@ -224,6 +251,8 @@ export function servePlan(values: Values, cwd: string, env: NodeJS.ProcessEnv): 
   if (typeof lifetime !== 'number') return lifetime
   if (mode.kind === 'jwks' && str('token-lifetime') !== undefined)
     return { problem: '--token-lifetime is not used with --jwks-url: that issuer decides lifetimes' }
+  const jwksTuning = jwksOptions(values, mode)
+  if ('problem' in jwksTuning) return jwksTuning
   const clock = str('budget-clock') ?? 'wall'
   if (clock !== 'frozen' && clock !== 'monotonic' && clock !== 'wall')
     return { problem: '--budget-clock must be wall, monotonic or frozen' }
@@ -250,6 +279,8 @@ export function servePlan(values: Values, cwd: string, env: NodeJS.ProcessEnv): 
     resource,
     allowedHosts,
     mode,
+    advertisedScopes: jwksTuning.advertisedScopes,
+    jwks: { cooldownMs: jwksTuning.cooldownMs, maxAgeMs: jwksTuning.maxAgeMs },
     tokensPath: tokensFile === undefined ? undefined : resolve(cwd, tokensFile),
     tokenLifetimeSeconds: lifetime,
     source,
@@ -260,6 +291,53 @@ export function servePlan(values: Values, cwd: string, env: NodeJS.ProcessEnv): 
     maxWaiting,
     logLevel,
   }
+}
+
+/**
+ * The flags that only mean something with a real issuer: the scopes to advertise (default rates:read; `none` for
+ * none) and the JWKS refetch timings. With the in-process issuer they are refused rather than ignored: its challenge
+ * stays exactly the seed's, and it has no authorization endpoint a client could ask a scope of.
+ */
+function jwksOptions(
+  values: Values,
+  mode: TokenMode,
+): { advertisedScopes: string[]; cooldownMs: number; maxAgeMs: number } | UsageProblem {
+  const scopes = values['advertise-scope'] as string[] | undefined
+  if (mode.kind !== 'jwks') {
+    for (const flag of ['advertise-scope', 'jwks-cooldown', 'jwks-max-age']) {
+      if (values[flag] !== undefined) return { problem: `--${flag} needs --jwks-url` }
+    }
+    return { advertisedScopes: [], cooldownMs: 0, maxAgeMs: 0 }
+  }
+  let advertisedScopes = [...DEFAULT_ADVERTISED_SCOPES]
+  if (scopes !== undefined) {
+    if (scopes.includes('none')) {
+      if (scopes.length > 1) return { problem: '--advertise-scope none cannot be combined with a scope' }
+      advertisedScopes = []
+    } else {
+      // RFC 6749 scope-tokens: printable ASCII without space, '"' or '\', so each fits the quoted challenge.
+      if (!scopes.every((scope) => /^[\x21\x23-\x5b\x5d-\x7e]{1,200}$/.test(scope)))
+        return { problem: '--advertise-scope must be a scope name: printable characters without space, " or \\' }
+      advertisedScopes = [...new Set(scopes)]
+    }
+  }
+  const cooldown = integerFlag(
+    'jwks-cooldown',
+    values['jwks-cooldown'] as string | undefined,
+    DEFAULT_JWKS_COOLDOWN_SECONDS,
+    0,
+    3600,
+  )
+  if (typeof cooldown !== 'number') return cooldown
+  const maxAge = integerFlag(
+    'jwks-max-age',
+    values['jwks-max-age'] as string | undefined,
+    DEFAULT_JWKS_MAX_AGE_SECONDS,
+    1,
+    86_400,
+  )
+  if (typeof maxAge !== 'number') return maxAge
+  return { advertisedScopes, cooldownMs: cooldown * 1000, maxAgeMs: maxAge * 1000 }
 }
 
 /** An integer flag within bounds; the problem names the flag and the range, never the value. */

@@ -14,3 +14,9 @@ export const CALLERS = { greedy: 'agent-alpha', quiet: 'agent-beta' } as const
 export const BUDGET = { capacity: 60, refillPerSecond: 60, reserveFraction: 0.5 } as const
 /** Default interop port. */
 export const DEFAULT_PORT = 8931
+/**
+ * Scopes advertised to clients of a real issuer (metadata `scopes_supported`, challenge `scope`): `rates:read` only.
+ * Every advertised scope is public knowledge, and `series:list` is the concealed catalogue's grant, so it is not
+ * listed: a caller meant to hold it gets it from the authorization server's own policy.
+ */
+export const DEFAULT_ADVERTISED_SCOPES: readonly string[] = ['rates:read']

@@ -46,6 +46,7 @@ export interface QuenchzServerOptions {
   fastCalls?: boolean
   /** Cap of the gate's kept bytes of settled answers; default the gate's (32 MiB). */
   settledAnswerBytes?: number
+  advertisedScopes?: readonly string[]
 }
 
 /** A listening quenchz server. */
@@ -81,6 +82,7 @@ export function quenchzGate(options: Omit<QuenchzServerOptions, 'port'>): Gate {
     ...(options.sessionKey !== undefined ? { sessionKey: options.sessionKey } : {}),
     ...(options.fastCalls !== undefined ? { fastCalls: options.fastCalls } : {}),
     ...(options.settledAnswerBytes !== undefined ? { settledAnswerBytes: options.settledAnswerBytes } : {}),
+    ...(options.advertisedScopes !== undefined ? { advertisedScopes: options.advertisedScopes } : {}),
   })
 }
 
