@@ -2,33 +2,24 @@
 // rates:read by default (--advertise-scope), and with the in-process issuer they stay exactly the seed's. Plus the
 // JWKS refetch flags. The flow a standard client runs on these is authorization-server.test.ts.
 import assert from 'node:assert/strict'
-import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, test } from 'node:test'
-import { fileURLToPath } from 'node:url'
 import { exportJWK, generateKeyPair } from 'jose'
 import { servePlan } from '../../src/server/cli-options.ts'
+import { type CliProcess, startCliProcess } from './support/cli-process.ts'
 
 const SEED_CHALLENGE =
   'Bearer error="invalid_token", error_description="Authentication required", resource_metadata="https://quenchz.invalid/.well-known/oauth-protected-resource/mcp"'
-const RUN_CLI = fileURLToPath(new URL('./support/run-cli.ts', import.meta.url))
-const NODE_ARGS = ['--conditions=@tollgate/source', '--import', import.meta.resolve('tsx'), RUN_CLI]
 const scratch = mkdtempSync(join(tmpdir(), 'quenchz-scopes-'))
 const empty = join(scratch, 'empty-recordings')
 mkdirSync(empty, { recursive: true })
 writeFileSync(join(empty, 'index.json'), '[]')
-const children: ChildProcess[] = []
 after(async () => {
-  for (const child of children) {
-    if (child.exitCode !== null || child.signalCode !== null) continue
-    const exited = new Promise<void>((r) => child.once('exit', () => r()))
-    child.kill('SIGTERM')
-    await exited
-  }
+  for (const cli of started) await cli.stop()
   rmSync(scratch, { recursive: true, force: true })
 })
 
@@ -81,22 +72,11 @@ describe('--advertise-scope and the JWKS refetch flags', () => {
   })
 })
 
+const started: CliProcess[] = []
 async function startCli(args: string[]): Promise<string> {
-  const child = spawn(process.execPath, [...NODE_ARGS, '--port', '0', ...args], {
-    cwd: scratch,
-    stdio: ['ignore', 'ignore', 'pipe'],
-  })
-  children.push(child)
-  let err = ''
-  return await new Promise((resolve, reject) => {
-    child.stderr?.setEncoding('utf8')
-    child.stderr?.on('data', (chunk: string) => {
-      err += chunk
-      const m = /^quenchz listening on (\S+) /m.exec(err)
-      if (m) resolve(m[1] as string)
-    })
-    child.once('exit', (code) => reject(new Error(`the CLI exited ${code} before listening: ${err}`)))
-  })
+  const cli = await startCliProcess(['--port', '0', ...args], scratch)
+  started.push(cli)
+  return cli.url
 }
 
 async function challengeAndMetadata(url: string): Promise<{ challenge: string | null; metadata: unknown }> {

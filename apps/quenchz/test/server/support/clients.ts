@@ -33,20 +33,30 @@ export async function connect(
   if (path === 'v1') {
     const client = new V1Client({ name: 'quenchz-test-v1', version: '1.0.0' })
     await client.connect(new V1Transport(new URL(url), transportOptions))
-    return {
-      era: 'legacy',
-      server: client.getServerVersion(),
-      instructions: client.getInstructions(),
-      listTools: () => client.listTools(),
-      callTool: async (name, args) => (await client.callTool({ name, arguments: args })) as ToolResult,
-      close: () => client.close(),
-    }
+    return wrapV1(client)
   }
   const client = new Client(
     { name: 'quenchz-test-v2', version: '1.0.0' },
     { versionNegotiation: { mode: path === 'v2-modern' ? 'auto' : 'legacy' } },
   )
   await client.connect(new StreamableHTTPClientTransport(new URL(url), transportOptions))
+  return wrapV2(client)
+}
+
+/** The common face of a connected v1 client. */
+export function wrapV1(client: V1Client): AnyClient {
+  return {
+    era: 'legacy',
+    server: client.getServerVersion(),
+    instructions: client.getInstructions(),
+    listTools: () => client.listTools(),
+    callTool: async (name, args) => (await client.callTool({ name, arguments: args })) as ToolResult,
+    close: () => client.close(),
+  }
+}
+
+/** The common face of a connected v2 client. */
+export function wrapV2(client: Client): AnyClient {
   return {
     era: client.getProtocolEra(),
     server: client.getServerVersion(),
