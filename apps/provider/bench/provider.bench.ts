@@ -39,7 +39,7 @@ const WARMUP = 300
  * The load client. By default every leg runs in a load process of its own (bench/load-process.ts: autocannon, every
  * request built, signed and checked as it is sent). BENCH_CLIENT=node-http drives the MCP and REST-refund legs from
  * this process with node:http instead, as the bench did until 2026-12-02 (with it, the same servers spent 17–55% more
- * CPU per refund, mostly because its MAX_CALLS cap made rounds ~2 s long: README, Benchmark, "The load client").
+ * CPU per refund, mostly because its MAX_CALLS cap made rounds ~2 s long: bench/RESULTS.md, "The load client").
  */
 const IN_PROCESS_CLIENT = process.env.BENCH_CLIENT === 'node-http'
 const APP = fileURLToPath(new URL('..', import.meta.url))
