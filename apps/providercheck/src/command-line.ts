@@ -1,10 +1,8 @@
 import { validateHeaderValue } from 'node:http'
+import { BEARER_TOKEN_ENV, SECRET_ENV } from './credential-env.js'
 import { parseReportCommand, type ReportPageCommand } from './report-command.js'
 
-/** The secret's environment variable (the seed's). */
-export const SECRET_ENV = 'PROVIDERCHECK_SANDBOX_SIGNING_SECRET'
-/** The bearer token's environment variable: never a flag, so it stays out of shell history and process lists. */
-export const BEARER_TOKEN_ENV = 'PROVIDERCHECK_BEARER_TOKEN'
+export { BEARER_TOKEN_ENV, SECRET_ENV }
 
 export interface RunCommand {
   kind: 'run'

@@ -8,7 +8,7 @@ import {
 } from '@tollgate/platform-client'
 import { formatAmount } from '../amounts.js'
 import type { CheckDefinition, KitContext } from '../check-types.js'
-import { BEARER_TOKEN_ENV } from '../command-line.js'
+import { BEARER_TOKEN_ENV } from '../credential-env.js'
 import { CheckFailure, NotApplicable, UnsuitableFixture } from '../errors.js'
 import { judgeProfile } from '../profile/judge-profile.js'
 import { SCHEMA_LIMITS } from '../profile/schema-limits.js'
