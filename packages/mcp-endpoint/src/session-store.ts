@@ -26,6 +26,8 @@ export interface SessionStore {
   touch(key: string, nowMs: number, idleMs: number): Promise<boolean>
   /** Closes the session; true when it was open (and not idle-expired). */
   close(key: string, nowMs: number, idleMs: number): Promise<boolean>
+  /** How many sessions are open and were seen within `idleMs` (for a metrics gauge; optional). */
+  countOpen?(nowMs: number, idleMs: number): Promise<number>
   /** Releases the store's own resources (not the shared data). */
   dispose?(): Promise<void>
 }
@@ -73,6 +75,12 @@ export class MemorySessionStore implements SessionStore {
     if (r === undefined) return false
     this.#sessions.delete(key)
     return r.lastSeenMs > nowMs - idleMs
+  }
+
+  async countOpen(nowMs: number, idleMs: number): Promise<number> {
+    let n = 0
+    for (const r of this.#sessions.values()) if (r.lastSeenMs > nowMs - idleMs) n++
+    return n
   }
 
   #sweep(cutoff: number): void {

@@ -6,6 +6,17 @@ export {
   type RunningAdminServer,
   startAdminServer,
 } from './admin-server.js'
+export { CheckTimeoutError, OperabilityError, type OperabilityErrorCode } from './errors.js'
+export {
+  type FailedCheck,
+  Health,
+  type HealthOptions,
+  isHealthPath,
+  LIVEZ_PATH,
+  READYZ_PATH,
+  type ReadinessChange,
+  type ReadinessCheck,
+} from './health.js'
 export {
   type CounterChild,
   FastCounter,
@@ -22,3 +33,4 @@ export {
   REQUEST_SECONDS_BUCKETS,
   STORE_SECONDS_BUCKETS,
 } from './metrics.js'
+export { GracefulServer, type GracefulShutdownOptions, type ShutdownReport } from './shutdown.js'

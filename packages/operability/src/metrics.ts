@@ -18,11 +18,18 @@ export interface MetricsRegistryOptions {
 export function createMetricsRegistry(options: MetricsRegistryOptions = {}): Registry {
   const registry = new Registry()
   if (options.labels !== undefined) registry.setDefaultLabels(options.labels)
-  if (options.defaultMetrics === true)
-    collectDefaultMetrics({
-      register: registry,
-      ...(options.defaultMetricsPrefix !== undefined && { prefix: options.defaultMetricsPrefix }),
-    })
+  if (options.defaultMetrics === true) {
+    const prefix = options.defaultMetricsPrefix ?? ''
+    collectDefaultMetrics({ register: registry, prefix })
+    // prom-client names three gauges …_total, which promtool refuses (only a counter ends in _total); the same
+    // figures are there per type without the suffix (nodejs_active_handles{type=…} etc.).
+    for (const gauge of [
+      'nodejs_active_handles_total',
+      'nodejs_active_requests_total',
+      'nodejs_active_resources_total',
+    ])
+      registry.removeSingleMetric(`${prefix}${gauge}`)
+  }
   return registry
 }
 

@@ -1,0 +1,103 @@
+// Graceful shutdown of a node:http server. Node's own server.close() stops accepting and (Node ≥ 19) closes the
+// connections idle at that moment, but a keep-alive connection busy at that moment stays open after its answer, still
+// advertises keep-alive, and serves the next request it carries until keepAliveTimeout (measured on Node 20). So the
+// requests are tracked: once draining, every answer not yet started carries `Connection: close` (Node then ends the
+// connection after it), a connection whose answer had already started is closed as soon as it is idle, and at the
+// deadline whatever is left is destroyed. No request can arrive after the deadline (every connection is gone then),
+// so none is ever answered 503 by the drain itself: a request arriving during the drain is served, with
+// `Connection: close`.
+import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http'
+
+export interface GracefulShutdownOptions {
+  /** How long requests already received may take to finish before their connections are destroyed; default 10 000 ms. */
+  deadlineMs?: number
+  /** Told first (readiness answers 503 at once, so balancers stop sending). */
+  health?: { setDraining(): void }
+}
+
+/** What a shutdown did. */
+export interface ShutdownReport {
+  /** Requests that were still unanswered at the deadline (their connections destroyed); 0 when all finished. */
+  cut: number
+  /** True when the deadline was reached before every connection had closed on its own. */
+  forced: boolean
+}
+
+function checkDeadline(ms: number): void {
+  if (!Number.isInteger(ms) || ms < 0) throw new RangeError('deadlineMs must be a whole number ≥ 0')
+}
+
+/**
+ * A node:http server whose shutdown is graceful. Create it once the server's request listeners are attached (they are
+ * wrapped: each request is tracked until its answer ends, a set insertion and deletion per request).
+ */
+export class GracefulServer {
+  readonly #server: Server
+  readonly #options: GracefulShutdownOptions
+  readonly #inFlight = new Set<ServerResponse>()
+  #draining = false
+  #closing: Promise<ShutdownReport> | undefined
+
+  /** RangeError for a deadlineMs that is not a whole number ≥ 0. */
+  constructor(server: Server, options: GracefulShutdownOptions = {}) {
+    checkDeadline(options.deadlineMs ?? 10_000)
+    this.#server = server
+    this.#options = options
+    const listeners = server.listeners('request') as RequestListener[]
+    server.removeAllListeners('request')
+    server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+      if (this.#draining) {
+        // Arrived on a connection that was open when the drain began: answered, and the connection then ends.
+        res.setHeader('connection', 'close')
+      }
+      this.#inFlight.add(res)
+      res.once('close', () => this.#finished(res))
+      for (const listener of listeners) listener.call(server, req, res)
+    })
+  }
+
+  /** Requests received and not yet answered in full. */
+  get inFlight(): number {
+    return this.#inFlight.size
+  }
+
+  get draining(): boolean {
+    return this.#draining
+  }
+
+  #finished(res: ServerResponse): void {
+    this.#inFlight.delete(res)
+    // Its answer may have started before the drain (keep-alive advertised): close the connection once idle.
+    if (this.#draining) this.#server.closeIdleConnections()
+  }
+
+  /**
+   * Stops accepting, tells `health` (readiness 503 at once), lets every request already received finish up to the
+   * deadline (later requests on open connections are answered with `Connection: close`), closes idle connections,
+   * destroys what is left at the deadline; resolves once the server has closed. Calling it again returns the same
+   * promise.
+   */
+  close(options: { deadlineMs?: number } = {}): Promise<ShutdownReport> {
+    const deadlineMs = options.deadlineMs ?? this.#options.deadlineMs ?? 10_000
+    checkDeadline(deadlineMs)
+    this.#closing ??= new Promise<ShutdownReport>((resolve) => {
+      this.#draining = true
+      this.#options.health?.setDraining()
+      let cut = 0
+      let forced = false
+      const timer = setTimeout(() => {
+        forced = true
+        cut = this.#inFlight.size
+        this.#server.closeAllConnections()
+      }, deadlineMs)
+      for (const res of this.#inFlight) if (!res.headersSent) res.setHeader('connection', 'close')
+      // Node ≥ 19: close() also closes the connections idle now; the callback runs once every connection is gone.
+      this.#server.close(() => {
+        clearTimeout(timer)
+        resolve({ cut, forced })
+      })
+      this.#server.closeIdleConnections()
+    })
+    return this.#closing
+  }
+}
