@@ -2,12 +2,15 @@
 // Bundles each CLI app into apps/<app>/bundle/ with esbuild, so `npm pack` in the app yields a tarball that installs
 // and runs outside this repository: the workspace libraries (@tollgate/*) are compiled in from their sources, every
 // real npm dependency (native better-sqlite3, pg, ioredis, the MCP SDK, ajv, pino, jose, ...) stays an import that
-// the installed package's own `dependencies` satisfy. A bundle importing a package the app does not declare, or an
-// app declaring a workspace library as a runtime dependency (nothing could install it), is a packaging error: it
-// fails `npm pack` (--shrinkwrap) and is a warning in `npm run build`, so an install never breaks on it.
-// `--shrinkwrap` also writes the app's npm-shrinkwrap.json from the repository's package-lock.json (npm pack's prepack
-// does; postpack removes it): the installed CLI gets exactly the dependency versions tested here, and npm can install
-// it from its cache alone, because every package is named by version and integrity.
+// the installed package's own `dependencies` satisfy. The apps that are libraries too (provider, preflight,
+// providercheck) also ship their `dist/`, which imports the published @tollgate/* libraries: those are real
+// `dependencies` of such an app. A bundle importing a package the app does not declare, or an app declaring a private
+// workspace package (test-support, interop: nothing could install it) as a runtime dependency, is a packaging error:
+// it fails `npm pack` (--strict, --shrinkwrap) and is a warning in `npm run build`, so an install never breaks on it.
+// `--shrinkwrap` (the CLI-only apps quenchz and prove) also writes the app's npm-shrinkwrap.json from the repository's
+// package-lock.json (npm pack's prepack does; postpack removes it): the installed CLI gets exactly the dependency
+// versions tested here, and npm can install it from its cache alone, because every package is named by version and
+// integrity. The library apps ship no shrinkwrap: in a merchant's project it would pin and nest their whole tree.
 // Usage: node scripts/bundle.mjs [--shrinkwrap] [--strict] [app-dir ...]   (default: every app in BUNDLES).
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { builtinModules } from 'node:module'
@@ -34,6 +37,16 @@ export const BUNDLES = {
 }
 
 const builtins = new Set(builtinModules)
+
+/** Whether `@tollgate/<name>` is a workspace package marked private (never published, so never installable). */
+function isPrivateWorkspace(name) {
+  const short = name.slice('@tollgate/'.length)
+  for (const top of ['packages', 'apps']) {
+    const manifest = join(root, top, short, 'package.json')
+    if (existsSync(manifest)) return JSON.parse(readFileSync(manifest, 'utf8')).private === true
+  }
+  return true
+}
 
 /** 'ajv/dist/2020.js' → 'ajv'; '@scope/name/x' → '@scope/name'. */
 function packageName(specifier) {
@@ -63,10 +76,10 @@ export async function bundleApp(appDir, { strict = true } = {}) {
   const app = join(root, rel)
   const pkg = JSON.parse(readFileSync(join(app, 'package.json'), 'utf8'))
   const declared = pkg.dependencies ?? {}
-  const workspaceRuntime = Object.keys(declared).filter((d) => d.startsWith('@tollgate/'))
-  if (workspaceRuntime.length > 0) {
+  const privateRuntime = Object.keys(declared).filter((d) => d.startsWith('@tollgate/') && isPrivateWorkspace(d))
+  if (privateRuntime.length > 0) {
     problems.push(
-      `bundle: ${rel} lists ${workspaceRuntime.join(', ')} in dependencies; workspace libraries are bundled in, so they belong in devDependencies`,
+      `bundle: ${rel} lists ${privateRuntime.join(', ')} in dependencies; a private workspace package can never be installed, so it belongs in devDependencies`,
     )
   }
   const outDir = join(app, 'bundle')

@@ -2,6 +2,10 @@
 // npm resolves version ranges with, and the tarball bytes from the local npm cache (read only, by integrity).
 // Why: `npm ci` fills the cache with tarballs only (it reads the lockfile), so `npm install -g ./x.tgz --offline`
 // cannot resolve `^2.4.0` from the cache alone; this serves exactly the locked versions, with no network at all.
+// It also serves the repository's own packed tarballs (`published`), as the npm registry would once they were
+// published: an installed CLI's @tollgate/* dependencies resolve to exactly the tarballs under test.
+import { execFileSync } from 'node:child_process'
+import { createHash } from 'node:crypto'
 import { existsSync, readFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -38,7 +42,35 @@ export function cachedContentPath(npmCache: string, integrity: string): string |
   return join(npmCache, '_cacache', 'content-v2', 'sha512', hex.slice(0, 2), hex.slice(2, 4), hex.slice(4))
 }
 
-export async function startLoopbackRegistry(lockFile: string, npmCache: string): Promise<LoopbackRegistry> {
+/** A packed tarball's package.json and integrity, as a registry's package document carries them. */
+function packedEntry(file: string): { name: string; entry: LockEntry } {
+  const manifest = JSON.parse(execFileSync('tar', ['-xzOf', file, 'package/package.json'], { encoding: 'utf8' })) as {
+    name: string
+    version: string
+  } & LockEntry
+  const bytes = readFileSync(file)
+  const integrity = `sha512-${createHash('sha512').update(bytes).digest('base64')}`
+  const { name, version, dependencies, optionalDependencies, peerDependencies, bin, engines, license } = manifest
+  return {
+    name,
+    entry: {
+      version,
+      integrity,
+      ...(dependencies && { dependencies }),
+      ...(optionalDependencies && { optionalDependencies }),
+      ...(peerDependencies && { peerDependencies }),
+      ...(bin && { bin }),
+      ...(engines && { engines }),
+      ...(license && { license }),
+    },
+  }
+}
+
+export async function startLoopbackRegistry(
+  lockFile: string,
+  npmCache: string,
+  published: readonly string[] = [],
+): Promise<LoopbackRegistry> {
   const lock = JSON.parse(readFileSync(lockFile, 'utf8')) as { packages: Record<string, LockEntry> }
   const byName = new Map<string, Map<string, LockEntry>>()
   for (const [path, entry] of Object.entries(lock.packages)) {
@@ -48,6 +80,12 @@ export async function startLoopbackRegistry(lockFile: string, npmCache: string):
     const versions = byName.get(name) ?? new Map<string, LockEntry>()
     versions.set(entry.version, entry)
     byName.set(name, versions)
+  }
+  const publishedFiles = new Map<string, string>()
+  for (const file of published) {
+    const { name, entry } = packedEntry(file)
+    byName.set(name, new Map([[entry.version as string, entry]]))
+    publishedFiles.set(entry.integrity as string, file)
   }
   const missing: string[] = []
   let base = ''
@@ -84,7 +122,7 @@ export async function startLoopbackRegistry(lockFile: string, npmCache: string):
     const path = decodeURIComponent((req.url ?? '/').split('?')[0] as string)
     const tarball = tarballs.get(path)
     if (tarball !== undefined) {
-      const file = cachedContentPath(npmCache, tarball.integrity)
+      const file = publishedFiles.get(tarball.integrity) ?? cachedContentPath(npmCache, tarball.integrity)
       if (file === undefined || !existsSync(file)) {
         missing.push(`${tarball.name}@${tarball.version}`)
         res.writeHead(404).end()

@@ -1,7 +1,9 @@
 // `prove MANIFEST.json`: proves a server that is already running (node dist/cli.js <manifest.json>).
+import { exitQuietlyOnBrokenPipe } from '@tollgate/cli'
 import { PROVE_HELP, readCommandLine } from './command-line.js'
 import { EXIT, proveFromManifest } from './prove.js'
 
+exitQuietlyOnBrokenPipe() // `prove … | head`: a reader that stops early ends the run quietly (exit 141)
 const out = (l: string) => process.stdout.write(`${l}\n`)
 const err = (l: string) => process.stderr.write(`${l}\n`)
 const line = readCommandLine(process.argv.slice(2), { help: PROVE_HELP, positionals: 1 }, { out, err })

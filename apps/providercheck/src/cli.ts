@@ -1,7 +1,11 @@
 #!/usr/bin/env node
 // The providercheck bin: a thin shell over main(). Ctrl-C aborts the run: main() prints `interrupted`, writes the
 // checks that ended as a partial report and answers 130; a second Ctrl-C exits at once.
+import { exitQuietlyOnBrokenPipe } from '@tollgate/cli'
 import { EXIT_INTERRUPTED, main } from './main.js'
+
+// `providercheck call … | head`: a reader that stops early ends the run quietly (exit 141), not in a stack trace.
+exitQuietlyOnBrokenPipe()
 
 const interrupt = new AbortController()
 process.once('SIGINT', () => {

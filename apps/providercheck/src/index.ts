@@ -42,7 +42,6 @@ export { parseReportCommand, type ReportPageCommand, writeReportPage } from './r
 export { escapeHtml, renderReportHtml, type SealStatus } from './report-html.js'
 export { asReport } from './report-shape.js'
 export { CHECK_IDS, type CheckId, REQUIREMENTS, type Requirement } from './requirements.js'
-export { type ProvidercheckOptions, runProvidercheck } from './run-providercheck.js'
 export { canonicalJson } from './rfc8785-canonical-json.js'
 export {
   credentialsOf,
@@ -52,4 +51,5 @@ export {
   needsOf,
   runKit,
 } from './run-kit.js'
+export { type ProvidercheckOptions, runProvidercheck } from './run-providercheck.js'
 export { KIT_NAME, KIT_VERSION } from './version.js'
