@@ -1,9 +1,18 @@
 // Local errors of @tollgate/provider: stable codes, never an input value or a secret in the message.
 
-export type ProviderErrorCode = 'ERR_PROVIDER_STORE' | 'ERR_PROVIDER_NO_SECRET'
+export type ProviderErrorCode =
+  | 'ERR_PROVIDER_STORE'
+  | 'ERR_PROVIDER_NO_SECRET'
+  | 'ERR_PROVIDER_DESCRIBE_INVALID'
+  | 'ERR_PROVIDER_PORT_INCOMPLETE'
 
 /** Every local error code (pinned against the README's table by a test). */
-export const PROVIDER_ERROR_CODES: readonly ProviderErrorCode[] = ['ERR_PROVIDER_STORE', 'ERR_PROVIDER_NO_SECRET']
+export const PROVIDER_ERROR_CODES: readonly ProviderErrorCode[] = [
+  'ERR_PROVIDER_STORE',
+  'ERR_PROVIDER_NO_SECRET',
+  'ERR_PROVIDER_DESCRIBE_INVALID',
+  'ERR_PROVIDER_PORT_INCOMPLETE',
+]
 
 /** Base class of every error this package throws on purpose. */
 export class ProviderError extends Error {
@@ -30,5 +39,36 @@ export class NoSecretError extends ProviderError {
       'ERR_PROVIDER_NO_SECRET',
       'no signing secret: set SIGNING_SECRET=srmps_<random> (sandbox) or srmp_<random> (production)',
     )
+  }
+}
+
+/**
+ * The billing port's describe() answered an object describe.json refuses; startProvider stops before listening.
+ * `faults` are the schema paths (`describe.capabilities.outcome_callbacks: required`), never values.
+ */
+export class DescribeInvalidError extends ProviderError {
+  readonly faults: readonly string[]
+  constructor(faults: readonly string[]) {
+    super('ERR_PROVIDER_DESCRIBE_INVALID', `BillingPort.describe() answered an invalid describe: ${faults.join('; ')}`)
+    this.name = 'DescribeInvalidError'
+    this.faults = faults
+  }
+}
+
+/**
+ * The billing port lacks a method the contract needs, or one a capability its describe() declares needs
+ * (`payment_attempts` needs listPaymentAttempts); startProvider stops before listening. `missing` names the methods.
+ */
+export class PortIncompleteError extends ProviderError {
+  readonly missing: readonly string[]
+  constructor(problems: readonly { method: string; capability?: string }[]) {
+    const described = problems.map((p) =>
+      p.capability === undefined
+        ? `BillingPort.${p.method}() is missing`
+        : `describe() declares capabilities.${p.capability} but BillingPort.${p.method}() is missing`,
+    )
+    super('ERR_PROVIDER_PORT_INCOMPLETE', described.join('; '))
+    this.name = 'PortIncompleteError'
+    this.missing = problems.map((p) => p.method)
   }
 }

@@ -4,6 +4,7 @@
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import {
+  exitQuietlyOnBrokenPipe,
   listenProblem,
   type OwnedTempDir,
   ownedTempDir,
@@ -22,7 +23,7 @@ const BIN = 'fakemerchant'
 const USAGE = `usage: SIGNING_SECRET=srmps_<random> fakemerchant [--port 12112] [--host 127.0.0.1] [--db FILE]
   [--lease-ms 30000] [--settle-ms 10000] [--retention-days 30] [--public-host HOST] [--strip-prefix /PREFIX]
   [--durability power-loss|process-crash] [--database-url postgres://… [--database-schema ${DEFAULT_DATABASE_SCHEMA}]]
-  [--allowed-host NAME]…
+  [--allowed-host NAME]… [--admin-port N [--admin-host 127.0.0.1]]
   fakemerchant -h|--help | --version
   Serves MCP at http://HOST:PORT/mcp and REST at http://HOST:PORT/v1/… (REST base URL http://HOST:PORT).
   SIGNING_SECRET  the sandbox signing secret (srmps_…); two comma-separated secrets while rotating
@@ -33,7 +34,10 @@ const USAGE = `usage: SIGNING_SECRET=srmps_<random> fakemerchant [--port 12112] 
   --database-url  run on PostgreSQL instead (also DATABASE_URL; --db wins over it); data persists in the schema
   --database-schema  PostgreSQL schema for the keys and the demo ledger (created if absent); default ${DEFAULT_DATABASE_SCHEMA}
   --allowed-host  another Host name to answer for (repeatable); localhost, 127.0.0.1, [::1], --host and
-                  --public-host are allowed by default, any other Host gets 421`
+                  --public-host are allowed by default, any other Host gets 421
+  --admin-port N  serve Prometheus metrics (/metrics) and /livez, /readyz on this port, apart from the public one
+                  (off unless given; 0 picks a free one)
+  --admin-host    address of the admin port (default 127.0.0.1: keep it off the public network)`
 
 const HANG_HOOK = 'TOLLGATE_PROVIDER_TEST_HANG_AFTER_REFUND'
 
@@ -68,6 +72,8 @@ async function main(): Promise<number> {
         'database-url': { type: 'string' },
         'database-schema': { type: 'string' },
         'allowed-host': { type: 'string', multiple: true },
+        'admin-port': { type: 'string' },
+        'admin-host': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean' },
       },
@@ -96,6 +102,12 @@ async function main(): Promise<number> {
   const port = str('port') === undefined ? 12112 : parsePort(str('port') as string)
   if (typeof port !== 'number') return usage(port.problem)
   const host = str('host') ?? '127.0.0.1'
+  const adminPort = str('admin-port') === undefined ? undefined : parsePort(str('admin-port') as string, '--admin-port')
+  if (adminPort !== undefined && typeof adminPort !== 'number') return usage(adminPort.problem)
+  const adminHost = str('admin-host')
+  if (adminHost !== undefined && adminPort === undefined) return usage('--admin-host needs --admin-port')
+  if (adminPort !== undefined && adminPort !== 0 && adminPort === port)
+    return usage('--admin-port must differ from --port')
   const publicHost = str('public-host')
   const stripPrefix = str('strip-prefix')
   let leaseMs: number | undefined
@@ -144,6 +156,8 @@ async function main(): Promise<number> {
       ...(sessionKey !== undefined && { sessionKey }),
       ...(allowedHosts !== undefined && { allowedHosts }),
       ...(retentionDays !== undefined && { retentionDays }),
+      ...(adminPort !== undefined && { adminPort }),
+      ...(adminHost !== undefined && { adminHost }),
       demoLedger: {
         ...(settleAfterMs !== undefined && { settleAfterMs }),
         // TEST ONLY (off unless the env var is set): hang after a refund of this charge is committed to the ledger
@@ -160,6 +174,8 @@ async function main(): Promise<number> {
     })
     process.stdout.write(`fakemerchant: serving ${provider.url} (data: ${choice.where})\n`)
     process.stdout.write(`fakemerchant: REST at ${provider.restUrl} (base URL ${provider.baseUrl})\n`)
+    if (provider.adminUrl !== undefined)
+      process.stdout.write(`fakemerchant: metrics at ${provider.adminUrl}/metrics (admin port)\n`)
     const stop = () => {
       void provider.close().then(() => {
         temp?.remove()
@@ -171,7 +187,15 @@ async function main(): Promise<number> {
     return -1
   } catch (error) {
     temp?.remove()
-    const problem = listenProblem(error, { host, port })
+    // The admin listener starts after the public one: a listen error naming its address is the admin port's.
+    const failed = error as { port?: unknown; address?: unknown } | null
+    const admin = { host: adminHost ?? '127.0.0.1', port: adminPort ?? -1 }
+    const adminFailed =
+      adminPort !== undefined &&
+      ((failed?.port === adminPort && adminPort !== port) || (admin.host !== host && failed?.address === admin.host))
+    const problem = adminFailed
+      ? listenProblem(error, admin, { port: '--admin-port', host: '--admin-host' })
+      : listenProblem(error, { host, port })
     if (problem !== undefined) {
       process.stderr.write(`${BIN}: ${problem}\n`)
       return 1
@@ -188,5 +212,6 @@ async function main(): Promise<number> {
   }
 }
 
+exitQuietlyOnBrokenPipe() // `fakemerchant | head`: a reader that goes away stops the server quietly (exit 141)
 const code = await main()
 if (code >= 0) process.exitCode = code

@@ -29,7 +29,15 @@ export type {
   RefundOutcome,
   SameTransactionOutcome,
 } from './billing/port.js'
-export { NoSecretError, PROVIDER_ERROR_CODES, ProviderError, type ProviderErrorCode, StoreError } from './errors.js'
+export {
+  DescribeInvalidError,
+  NoSecretError,
+  PortIncompleteError,
+  PROVIDER_ERROR_CODES,
+  ProviderError,
+  type ProviderErrorCode,
+  StoreError,
+} from './errors.js'
 export { correlationOf, SERVER_INFO } from './mcp/create-server.js'
 export { listedTools, toolTable } from './mcp/tool-table.js'
 export { type ProviderOptions, type RunningProvider, type StoreOptions, startProvider } from './provider.js'

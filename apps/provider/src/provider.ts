@@ -9,18 +9,22 @@ import {
   createLimitedServer,
   createMcpEndpoint,
   defaultAllowList,
+  type EndpointEvent,
   LegacySessions,
   type SessionStore,
 } from '@tollgate/mcp-endpoint'
+import { type RunningAdminServer, startAdminServer } from '@tollgate/operability'
 import { SignatureVerifier, type SigningEnvironment, secretEnvironment } from '@tollgate/signing'
 import type { Logger } from 'pino'
 import { DemoLedger, type DemoLedgerOptions } from './billing/demo-ledger.js'
 import type { BillingPort } from './billing/port.js'
+import { checkBillingPort } from './billing/port-check.js'
 import { NoSecretError } from './errors.js'
 import { createAdmission } from './http/authorize.js'
 import { createLegacyFastPath, createModernFastPath } from './http/modern-fast-path.js'
 import { createServer } from './mcp/create-server.js'
-import { listedTools } from './mcp/tool-table.js'
+import { listedTools, toolTable } from './mcp/tool-table.js'
+import { bodyRefusalReason, ProviderMetrics } from './metrics.js'
 import { createRestHandler } from './rest/handler.js'
 import { ProviderRules } from './rules/provider-rules.js'
 import { demoLedgerStore } from './store/ledger-store.js'
@@ -101,6 +105,13 @@ export interface ProviderOptions {
   modernFastPath?: boolean
   /** Clock for rules, ledger and purge (epoch ms); signatures always use the real clock. */
   now?: () => number
+  /**
+   * Port of the admin listener (GET /metrics for Prometheus, /livez, /readyz), separate from the public port. Off
+   * unless given; 0 = any free port (see RunningProvider.adminUrl).
+   */
+  adminPort?: number
+  /** Address of the admin listener; default 127.0.0.1 (keep it off the public network). */
+  adminHost?: string
 }
 
 export interface RunningProvider {
@@ -114,6 +125,10 @@ export interface RunningProvider {
   store: Store
   billing: BillingPort
   rules: ProviderRules
+  /** The admin listener's base URL (http://host:port; /metrics, /livez, /readyz) when adminPort was given. */
+  adminUrl?: string
+  /** The provider's metrics (its prom-client registry is `metrics.registry`), when adminPort was given. */
+  metrics?: ProviderMetrics
   /** Counters a test or bench can read: how many calls the fast paths answered (2026-07-28, 2025-era). */
   diagnostics: { readonly fastPathAnswered: number; readonly legacyFastPathAnswered: number }
   close(): Promise<void>
@@ -146,6 +161,12 @@ export async function startProvider(options: ProviderOptions): Promise<RunningPr
     throw new RangeError('retentionDays must be a whole number ≥ 30')
   const path = options.path ?? '/mcp'
   if (!path.startsWith('/')) throw new RangeError("path must start with '/'")
+  const { adminPort } = options
+  if (adminPort !== undefined && (!Number.isInteger(adminPort) || adminPort < 0 || adminPort > 65535))
+    throw new RangeError('adminPort must be a whole number from 0 to 65535')
+  // Metrics exist only with the admin listener that serves them: without it, no call pays for them.
+  const metrics =
+    adminPort === undefined ? undefined : new ProviderMetrics({ tools: toolTable().map((t) => t.tool.name) })
   const admission = createAdmission({
     verifier,
     environment,
@@ -165,15 +186,19 @@ export async function startProvider(options: ProviderOptions): Promise<RunningPr
       await ledger.seed()
       billing = ledger
     }
-    const described = await billing.describe()
-    const tools = listedTools((described.capabilities ?? {}) as Record<string, unknown>)
+    // describe() valid and the port complete for what it declares, before anything listens.
+    const described = await checkBillingPort(billing)
+    const tools = listedTools(described.capabilities)
+    // Sandbox answers name the schema paths of an invalid port object; production answers keep them in the log.
+    const namesFaultPaths = environment === 'sandbox'
     const rules = new ProviderRules({
-      store,
-      billing,
+      store: metrics?.timedStore(store) ?? store,
+      billing: metrics?.timedBilling(billing) ?? billing,
       now,
       ...(options.inProgressLeaseMs !== undefined && { inProgressLeaseMs: options.inProgressLeaseMs }),
+      ...(metrics !== undefined && { onReplay: (operation, result) => metrics.replayed(operation, result) }),
     })
-    const mcp = createMcpHandler(({ era }) => createServer({ rules, tools, logger, era }), {
+    const mcp = createMcpHandler(({ era }) => createServer({ rules, tools, logger, era, metrics, namesFaultPaths }), {
       legacy: 'reject',
       responseMode: options.responseMode ?? 'auto',
       onerror: (e) => logger?.debug({ err_name: e.name }, 'mcp protocol error'),
@@ -187,13 +212,13 @@ export async function startProvider(options: ProviderOptions): Promise<RunningPr
           })
         : undefined)
     const legacy = new LegacySessions({
-      createServer: () => createServer({ rules, tools, logger, era: 'legacy' }),
+      createServer: () => createServer({ rules, tools, logger, era: 'legacy', metrics, namesFaultPaths }),
       jsonResponses: (options.legacyResponseMode ?? 'json') === 'json',
       now,
       // The 2025-era fast path answers JSON too; SSE sessions stay with the SDK.
       ...(options.modernFastPath !== false &&
         options.legacyResponseMode !== 'sse' && {
-          fastPath: createLegacyFastPath({ rules, tools, logger, era: 'legacy' }),
+          fastPath: createLegacyFastPath({ rules, tools, logger, era: 'legacy', metrics, namesFaultPaths }),
         }),
       ...(sessionStore !== undefined && { store: sessionStore }),
       ...(options.sessionKey !== undefined && { sessionKey: options.sessionKey }),
@@ -226,11 +251,12 @@ export async function startProvider(options: ProviderOptions): Promise<RunningPr
       // The fast path answers JSON, as the SDK does in 'auto' and 'json' modes; 'sse' stays with the SDK.
       ...(options.modernFastPath !== false &&
         options.responseMode !== 'sse' && {
-          fastPath: createModernFastPath({ rules, tools, logger, era: 'modern' }),
+          fastPath: createModernFastPath({ rules, tools, logger, era: 'modern', metrics, namesFaultPaths }),
         }),
       legacy,
       refusalBody: providerEnvelope,
       onEvent: (event) => {
+        if (metrics !== undefined) countRefusal(metrics, event)
         if (event.kind === 'refused-admission')
           // reason is for metrics only; the caller gets the same fixed body whatever failed.
           logger?.warn({ reason: event.reason, stage: event.stage }, 'request rejected: credentials')
@@ -239,7 +265,11 @@ export async function startProvider(options: ProviderOptions): Promise<RunningPr
     })
     // The REST binding: every path other than the MCP endpoint (so an unsigned request to any path gets 401 first),
     // reading bodies with the same reader (its unfinished-body cap counts both bindings).
-    const otherPaths = createRestHandler({ ctx: { rules, tools, logger, era: 'rest' }, bodies: bodyReader, admission })
+    const otherPaths = createRestHandler({
+      ctx: { rules, tools, logger, era: 'rest', metrics, namesFaultPaths },
+      bodies: bodyReader,
+      admission,
+    })
     const server: Server = createLimitedServer(
       (req, res) => {
         endpoint.handle(req, res, otherPaths).catch((error: unknown) => {
@@ -260,6 +290,30 @@ export async function startProvider(options: ProviderOptions): Promise<RunningPr
     })
     const address = server.address() as AddressInfo
     const hostForUrl = address.family === 'IPv6' ? `[${address.address}]` : address.address
+    let admin: RunningAdminServer | undefined
+    if (metrics !== undefined && adminPort !== undefined) {
+      const idleMs = options.sessionIdleTtlMs ?? 300_000
+      metrics.watch({
+        inProgress: () => rules.inProgress,
+        pending: cachedFor(15_000, () => store.countPending?.()),
+        openSessions: () => legacy.store.countOpen?.(now(), idleMs) ?? Promise.resolve(undefined),
+      })
+      try {
+        admin = await startAdminServer({
+          port: adminPort,
+          ...(options.adminHost !== undefined && { host: options.adminHost }),
+          registry: metrics.registry,
+          onError: (e) => logger?.warn({ err_name: e instanceof Error ? e.name : 'unknown' }, 'metrics scrape failed'),
+        })
+      } catch (error) {
+        server.closeAllConnections()
+        await new Promise<void>((resolve) => server.close(() => resolve()))
+        await purge.stop()
+        await legacy.close()
+        throw error
+      }
+      logger?.info({ host: admin.host, port: admin.port, paths: ['/metrics', '/livez', '/readyz'] }, 'admin listening')
+    }
     logger?.info(
       {
         host: address.address,
@@ -280,6 +334,8 @@ export async function startProvider(options: ProviderOptions): Promise<RunningPr
       store,
       billing,
       rules,
+      ...(admin !== undefined && { adminUrl: admin.url }),
+      ...(metrics !== undefined && { metrics }),
       diagnostics: {
         get fastPathAnswered() {
           return endpoint.fastPathAnswered
@@ -290,6 +346,7 @@ export async function startProvider(options: ProviderOptions): Promise<RunningPr
       },
       close: () => {
         closing ??= (async () => {
+          await admin?.close()
           await purge.stop()
           await legacy.close()
           await mcp.close().catch(() => {})
@@ -303,6 +360,31 @@ export async function startProvider(options: ProviderOptions): Promise<RunningPr
   } catch (error) {
     await store.close().catch(() => {})
     throw error
+  }
+}
+
+/** Counts a refusal made at the MCP door (Host/Origin before routing, so for both bindings). */
+function countRefusal(metrics: ProviderMetrics, event: EndpointEvent): void {
+  if (event.kind === 'refused-host') metrics.refused('none', event.status === 421 ? 'host' : 'origin')
+  else if (event.kind === 'refused-admission')
+    metrics.refused('mcp', event.stage === 'headers' ? 'credentials' : 'signature')
+  else if (event.kind === 'refused-body') metrics.refused('mcp', bodyRefusalReason(event.code))
+  else if (event.kind === 'refused-json') metrics.refused('mcp', 'not_json')
+}
+
+/** `read`, asked at most once per `ms` (a scrape-time count that scans a table; concurrent scrapes share one read). */
+function cachedFor<T>(ms: number, read: () => Promise<T> | undefined): () => Promise<T | undefined> {
+  let last: { at: number; value: Promise<T | undefined> } | undefined
+  return () => {
+    const at = performance.now()
+    if (last === undefined || at - last.at >= ms) {
+      const value = (read() ?? Promise.resolve(undefined)).catch(() => {
+        last = undefined
+        return undefined
+      })
+      last = { at, value }
+    }
+    return last.value
   }
 }
 

@@ -11,7 +11,12 @@ const errorsSection = readme.slice(readme.indexOf('## Errors'))
 test('the README lists exactly the local error codes errors.ts defines', () => {
   const inReadme = [...errorsSection.matchAll(/`(ERR_PROVIDER_[A-Z_]+)`/g)].map((m) => m[1]).sort()
   assert.deepEqual(inReadme, [...PROVIDER_ERROR_CODES].sort())
-  assert.deepEqual([...PROVIDER_ERROR_CODES].sort(), ['ERR_PROVIDER_NO_SECRET', 'ERR_PROVIDER_STORE'])
+  assert.deepEqual([...PROVIDER_ERROR_CODES].sort(), [
+    'ERR_PROVIDER_DESCRIBE_INVALID',
+    'ERR_PROVIDER_NO_SECRET',
+    'ERR_PROVIDER_PORT_INCOMPLETE',
+    'ERR_PROVIDER_STORE',
+  ])
 })
 
 test("the README's wire table covers every contract error and refusal code", () => {

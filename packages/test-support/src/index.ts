@@ -1,4 +1,18 @@
 // Test-only helpers shared by the workspaces' suites (a private package; never a runtime dependency).
 export { DEFAULT_PG_URL, type PostgresProbe, probePostgres } from './postgres.js'
+export {
+  freeLoopbackPort,
+  PROMETHEUS,
+  PROMTOOL,
+  parseExposition,
+  probePrometheus,
+  probePromtool,
+  promtoolCheckMetrics,
+  type RunningPrometheus,
+  type Sample,
+  type ScrapeTarget,
+  sampleSum,
+  startPrometheus,
+} from './prometheus.js'
 export { probeRedis, type RedisProbe } from './redis.js'
 export { findSharedData, REPO_ROOT, type SharedData, sharedDir } from './shared-data.js'

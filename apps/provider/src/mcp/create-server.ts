@@ -1,6 +1,8 @@
 // One McpServer with the listed profile tools. Registration only wires pre-built schema wrappers (tool-table.ts).
 import { McpServer } from '@modelcontextprotocol/server'
+import { contractFaults, contractRef } from '@tollgate/contract'
 import type { Logger } from 'pino'
+import type { ProviderMetrics } from '../metrics.js'
 import type { ToolAnswer } from '../rules/answers.js'
 import type { ProviderRules } from '../rules/provider-rules.js'
 import type { ToolEntry } from './tool-table.js'
@@ -27,6 +29,13 @@ export interface ServerContext {
   logger: Logger | undefined
   /** Logged with each call: the MCP era, or 'rest' for the REST binding. */
   era: 'legacy' | 'modern' | 'rest'
+  /** Counts each call by era, tool and outcome, and its duration (the admin port's /metrics). */
+  metrics?: ProviderMetrics | undefined
+  /**
+   * Sandbox: an internal_error for an object that fails its schema names the schema paths in its message
+   * (`transaction.settlement: required`), so the merchant's kit run shows them. Production: only the log does.
+   */
+  namesFaultPaths?: boolean
 }
 
 /** A result from an answer: structuredContent plus its text copy; isError carries the error envelope. */
@@ -77,21 +86,53 @@ export async function answerTool(
         }
   } catch (error) {
     // A server fault is internal_error (retryable), never a client-fault code; the detail stays in the log.
-    ctx.logger?.error({ tool: entry.tool.name, ...correlationOf(meta), err_code: codeOf(error) }, 'tool failed')
     answer = {
       ok: false,
       body: {
         error: { code: 'internal_error', message: 'the provider failed; retry with the same key', retryable: true },
       },
+      fault: error,
     }
   }
+  let fault: 'invalid_output' | 'exception' | undefined
+  if (answer.ok && !entry.validateOutput(answer.body).valid) {
+    // The billing port built an object its schema refuses: never sent as is, on any binding or path. The log names
+    // the schema paths (never the values); a sandbox answer names them too, so a kit run shows the merchant.
+    fault = 'invalid_output'
+    const paths = contractFaults(entry.tool.outputRef, answer.body)
+    ctx.logger?.error(
+      {
+        tool: entry.tool.name,
+        era: ctx.era,
+        ...correlationOf(meta),
+        fault,
+        schema: contractRef(entry.tool.outputRef),
+        errors: paths,
+      },
+      'tool answer failed its schema',
+    )
+    const message =
+      ctx.namesFaultPaths === true
+        ? `the provider built an answer its schema refuses: ${paths.join('; ')}`
+        : 'the provider built an invalid answer'
+    answer = { ok: false, body: { error: { code: 'internal_error', message, retryable: true } } }
+  } else if (!answer.ok && answer.fault !== undefined) {
+    fault = 'exception'
+    ctx.logger?.error(
+      { tool: entry.tool.name, era: ctx.era, ...correlationOf(meta), fault, exception: errorFacts(answer.fault) },
+      'tool failed',
+    )
+  }
+  const ms = performance.now() - started
+  ctx.metrics?.calls(ctx.era, entry.tool.name).record(answer, ms / 1000)
   ctx.logger?.info(
     {
       tool: entry.tool.name,
       era: ctx.era,
       ...correlationOf(meta),
       outcome: answer.ok ? String(answer.body.status ?? 'ok') : (answer.body as { error: { code: string } }).error.code,
-      ms: Math.round((performance.now() - started) * 10) / 10,
+      ...(fault !== undefined && { fault }),
+      ms: Math.round(ms * 10) / 10,
     },
     'tool call',
   )
@@ -123,7 +164,18 @@ export function createServer(ctx: ServerContext): McpServer {
   return server
 }
 
-function codeOf(error: unknown): string {
-  if (error !== null && typeof error === 'object' && 'code' in error) return String((error as { code: unknown }).code)
-  return error instanceof Error ? error.name : 'unknown'
+/**
+ * What a thrown error says about itself, for the log: its class, code, message and stack (a merchant's port error is
+ * the merchant's own text). Not pino's `err` serializer, which would also copy every enumerable property (a database
+ * error's `detail` can quote row values); the call's arguments are never added.
+ */
+function errorFacts(error: unknown): Record<string, unknown> {
+  if (!(error instanceof Error)) return { type: typeof error }
+  const code = (error as { code?: unknown }).code
+  return {
+    type: error.constructor.name,
+    ...(typeof code === 'string' && { code }),
+    message: error.message,
+    ...(error.stack !== undefined && { stack: error.stack }),
+  }
 }

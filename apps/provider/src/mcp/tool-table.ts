@@ -67,6 +67,8 @@ export interface ToolEntry {
   handler: ToolHandler
   /** The contract's check of the arguments (runTool answers invalid_request when it fails). */
   validateInput: (args: unknown) => ContractValidation
+  /** The contract's check of a result object (answerTool answers internal_error when the port's object fails it). */
+  validateOutput: (result: unknown) => ContractValidation
 }
 
 /** Leaves input validation to runTool: the SDK still publishes the schema, but accepts every argument object. */
@@ -97,6 +99,7 @@ export function toolTable(): readonly ToolEntry[] {
       outputSchema: fromJsonSchema<Record<string, unknown>>(publishedSchema(contractRef(tool.outputRef)), validator),
       handler,
       validateInput: contractValidator(tool.inputRef),
+      validateOutput: contractValidator(tool.outputRef),
     }
   })
   return table

@@ -8,6 +8,7 @@ import { CREDENTIALS_REJECTED_BODY } from '@tollgate/signing'
 import { parsePlain, StrictJsonError } from '@tollgate/strict-json'
 import type { ProviderAdmission } from '../http/authorize.js'
 import { answerTool, type ServerContext } from '../mcp/create-server.js'
+import { bodyRefusalReason } from '../metrics.js'
 import type { ToolAnswer } from '../rules/answers.js'
 import { createRestRouter } from './routes.js'
 
@@ -64,6 +65,7 @@ export function createRestHandler(options: RestHandlerOptions) {
 
   const refuse = (res: ServerResponse, method: string, status: number, message: string, extra = {}) => {
     logger?.info({ binding: 'rest', http_method: method, status }, 'request refused')
+    ctx.metrics?.refused('rest', status === 405 ? 'method_not_allowed' : 'bad_request')
     send(res, status, envelope('invalid_request', message), extra)
   }
 
@@ -76,6 +78,7 @@ export function createRestHandler(options: RestHandlerOptions) {
     const rejected = (reason: string, unread: boolean) => {
       // reason is for metrics only; the caller gets the same fixed body whatever failed.
       logger?.warn({ binding: 'rest', http_method: method, reason }, 'request rejected: credentials')
+      ctx.metrics?.refused('rest', unread ? 'credentials' : 'signature')
       send(res, 401, CREDENTIALS_REJECTED_BODY, unread && !req.readableEnded ? { connection: 'close' } : {})
     }
     // Token and edge headers need no body: checked first, as at the MCP door (an unread body closes the connection).
@@ -91,6 +94,7 @@ export function createRestHandler(options: RestHandlerOptions) {
       const code = read.status === 503 ? 'unavailable' : 'invalid_request'
       const retryable = read.status === 503 || read.status === 408
       logger?.info({ binding: 'rest', http_method: method, status: read.status }, 'request refused')
+      ctx.metrics?.refused('rest', bodyRefusalReason(read.code))
       send(
         res,
         read.status,
@@ -117,6 +121,7 @@ export function createRestHandler(options: RestHandlerOptions) {
     const match = route(method, rawPath)
     if (match.kind === 'not_found') {
       logger?.info({ binding: 'rest', http_method: method, status: 404 }, 'request refused')
+      ctx.metrics?.refused('rest', 'no_route')
       send(res, 404, JSON.stringify({ error: { code: 'not_found', message: 'no such route', retryable: false } }))
       return
     }

@@ -22,6 +22,8 @@ export interface RulesOptions {
   now?: () => number
   /** How long a claimed key blocks other callers before it counts as abandoned by a crashed process. Default 30 000. */
   inProgressLeaseMs?: number
+  /** Told of every keyed call whose key was already recorded (for metrics): what it came to. */
+  onReplay?: (operation: OperationKind, result: 'replayed' | 'conflict' | 'in_progress') => void
 }
 
 export interface RefundArgs {
@@ -43,6 +45,8 @@ export class ProviderRules {
   readonly #billing: BillingPort
   readonly #now: () => number
   readonly #leaseMs: number
+  readonly #onReplay: RulesOptions['onReplay']
+  #running = 0
   // Unique per process start, so a restarted process never mistakes a dead process's claim for its own.
   readonly #instance = randomUUID()
   #seq = 0
@@ -52,8 +56,14 @@ export class ProviderRules {
     this.#billing = options.billing
     this.#now = options.now ?? Date.now
     this.#leaseMs = options.inProgressLeaseMs ?? 30_000
+    this.#onReplay = options.onReplay
     if (!Number.isInteger(this.#leaseMs) || this.#leaseMs < 1)
       throw new RangeError('inProgressLeaseMs must be a whole number ≥ 1')
+  }
+
+  /** Keyed operations this process is running now (claimed or claiming, no outcome yet). */
+  get inProgress(): number {
+    return this.#running
   }
 
   async describe(): Promise<ToolAnswer> {
@@ -216,6 +226,26 @@ export class ProviderRules {
       recordOf: (o: LookupOutcome) => KeyFinish,
     ) => Promise<LookupOutcome | undefined> | undefined,
   ): Promise<ToolAnswer> {
+    this.#running++
+    try {
+      return await this.#executeCounted(key, fingerprint, operation, targetRef, run, toOutcome, claiming)
+    } finally {
+      this.#running--
+    }
+  }
+
+  async #executeCounted(
+    key: string,
+    fingerprint: string,
+    operation: OperationKind,
+    targetRef: string,
+    run: (recovering: boolean, sameTransaction: SameTransactionOutcome) => Promise<LookupOutcome | 'not_found'>,
+    toOutcome: (o: LookupOutcome) => { outcome: Outcome },
+    claiming?: (
+      claim: ClaimRequest,
+      recordOf: (o: LookupOutcome) => KeyFinish,
+    ) => Promise<LookupOutcome | undefined> | undefined,
+  ): Promise<ToolAnswer> {
     const owner = `${this.#instance}:${++this.#seq}`
     const request = { key, fingerprint, operation, targetRef, owner, nowMs: this.#now(), leaseMs: this.#leaseMs }
     const recordOf = (o: LookupOutcome) => ({ ...toOutcome(o), nowMs: this.#now() })
@@ -223,17 +253,17 @@ export class ProviderRules {
     const inOneWrite = await claiming?.(request, recordOf)
     if (inOneWrite !== undefined) return answerOf(toOutcome(inOneWrite).outcome)
     const claim = await this.#store.claim(request)
-    if (claim.kind === 'exists') return this.#replay(claim.row, fingerprint)
+    if (claim.kind === 'exists') return this.#replay(claim.row, fingerprint, true)
     // A billing system in this store's database (the demo ledger) records the outcome with its change.
     const sameTransaction: SameTransactionOutcome = { owner, recordOf }
     let done: LookupOutcome | 'not_found'
     try {
       done = await run(claim.recovering, sameTransaction)
-    } catch {
+    } catch (error) {
       // The billing call's fate is unknown: keep the claim (so nobody re-runs it blind) but end its lease, so the
-      // next call with this key recovers through billing.lookup(key).
+      // next call with this key recovers through billing.lookup(key). The error goes to the call's log line.
       await this.#store.abandon(key, owner).catch(() => {})
-      return fail('unavailable', 'the billing system did not answer; retry with the same key')
+      return fail('unavailable', 'the billing system did not answer; retry with the same key', error)
     }
     if (done === 'not_found') {
       await this.#store.release(key, owner)
@@ -250,9 +280,11 @@ export class ProviderRules {
     return answerOf(outcome)
   }
 
-  async #replay(row: OperationRow, fingerprint: string): Promise<ToolAnswer> {
-    if (row.fingerprint !== fingerprint) return fail('idempotency_conflict', 'this key was used with other parameters')
-    if (row.status === 'running') return fail('in_progress', 'a call with this key is still running; retry later')
+  async #replay(row: OperationRow, fingerprint: string, seenBefore = false): Promise<ToolAnswer> {
+    const result = row.fingerprint !== fingerprint ? 'conflict' : row.status === 'running' ? 'in_progress' : 'replayed'
+    if (seenBefore) this.#onReplay?.(row.operation, result)
+    if (result === 'conflict') return fail('idempotency_conflict', 'this key was used with other parameters')
+    if (result === 'in_progress') return fail('in_progress', 'a call with this key is still running; retry later')
     const current = row.status === 'pending' ? await this.#refreshPending(row) : row
     return answerOf(current)
   }

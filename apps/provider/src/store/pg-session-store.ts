@@ -155,12 +155,14 @@ const batchedByKey = <C extends { key: string }>(run: (calls: readonly C[]) => P
 
 export class PgSessionStore implements SessionStore {
   readonly #pool: pg.Pool
+  readonly #schema: string
   readonly #open: (call: OpenCall) => Promise<boolean>
   readonly #touch: (call: SeenCall) => Promise<boolean>
   readonly #close: (call: SeenCall) => Promise<boolean>
 
   private constructor(pool: pg.Pool, schema: string) {
     this.#pool = pool
+    this.#schema = schema
     // Group commit (postgres-batch.ts): calls of a kind arriving while its batches are in flight go together as one
     // statement, each answered only once that statement has committed. A batch is decided with the latest `now` of
     // its calls: never earlier than any call's own, so no session is taken for live longer than it is.
@@ -244,6 +246,16 @@ ${sessionSchemaDdl(s)}`)
 
   close(key: string, nowMs: number, idleMs: number): Promise<boolean> {
     return this.#close({ key, nowMs, idleMs })
+  }
+
+  /** Sessions open and seen within idleMs (every replica's): a count over at most maxSessions rows. */
+  async countOpen(nowMs: number, idleMs: number): Promise<number> {
+    const r = await this.#pool.query<{ n: number }>({
+      name: 'mcp_session_count_open',
+      text: `SELECT count(*)::int AS n FROM ${this.#schema}.mcp_sessions WHERE last_seen > $1`,
+      values: [nowMs - idleMs],
+    })
+    return r.rows[0]?.n ?? 0
   }
 
   async dispose(): Promise<void> {

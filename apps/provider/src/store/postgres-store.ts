@@ -102,6 +102,7 @@ function keyStatements(s: string) {
     // created_at < $1 finds the candidates through the created_at index; a row changes after it is created
     // (updated_at ≥ created_at), so it adds no condition — with replicas' clocks apart, a row is only kept longer.
     purge: `DELETE FROM ${s}.operations WHERE status IN ('succeeded','failed') AND created_at < $1 AND updated_at < $1`,
+    countPending: `SELECT count(*)::int AS n FROM ${s}.operations WHERE status = 'pending'`,
   }
 }
 
@@ -195,6 +196,7 @@ function keysStore(connection: PostgresConnection): Store {
         return row === undefined ? undefined : toOperation(row)
       }),
     purge: (cutoffMs) => guard(async () => (await run('purge', [cutoffMs])).rowCount ?? 0),
+    countPending: () => guard(async () => (await run<{ n: number }>('countPending', [])).rows[0]?.n ?? 0),
     close: () => guard(() => connection.end()),
   }
 }

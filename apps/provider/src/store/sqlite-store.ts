@@ -88,6 +88,7 @@ function prepareKeyStatements(db: Database.Database) {
       `UPDATE operations SET status = ?, result = ?, refusal = ?, updated_at = ? WHERE key = ? AND status = 'pending'`,
     ),
     purgeOps: db.prepare(`DELETE FROM operations WHERE status IN ('succeeded','failed') AND updated_at < ?`),
+    countPending: db.prepare(`SELECT count(*) AS n FROM operations WHERE status = 'pending'`),
   }
 }
 
@@ -148,6 +149,7 @@ function keysStore(c: SqliteConnection, tx: ReturnType<typeof keyTransactions>):
         return row === undefined ? undefined : toOperation(row)
       }),
     purge: (cutoffMs) => c.write(() => tx.purge(cutoffMs)),
+    countPending: () => c.read(() => (q.countPending.get() as { n: number }).n),
     close: () => c.read(() => c.close()),
   }
 }

@@ -71,6 +71,11 @@ export interface Store {
   get(key: string): Promise<OperationRow | undefined>
   /** Deletes final operations last updated before cutoffMs; returns how many. */
   purge(cutoffMs: number): Promise<number>
+  /**
+   * How many operations are recorded as pending (for the metrics' gauge, read at most every 15 s). A scan of the
+   * operations table: no index is kept on status, which would cost every claim and finish a write.
+   */
+  countPending?(): Promise<number>
 
   close(): Promise<void>
 }
