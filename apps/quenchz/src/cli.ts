@@ -17,6 +17,7 @@ import {
   monotonicClock,
   wallClock,
 } from '@tollgate/gate'
+import { Health, type RunningAdminServer, startAdminServer } from '@tollgate/operability'
 import { type Logger, pino } from 'pino'
 import { createRatesTools, openSource, type RatesSource } from './rates/index.js'
 import {
@@ -29,8 +30,9 @@ import {
   TOKENS_FLAGS,
   type UsageProblem,
 } from './server/cli-options.js'
-import { DEFAULT_PORT, ISSUER, SERVER_INFO } from './server/constants.js'
+import { CALLERS, DEFAULT_PORT, ISSUER, SERVER_INFO } from './server/constants.js'
 import { connectBudgetStore, probeJwks, type SharedBudgetStore, shownUrl } from './server/deployment.js'
+import { createQuenchzMetrics, type QuenchzMetrics } from './server/metrics.js'
 import { isInside, repositoryRoot } from './server/repository-guard.js'
 import {
   createKeptIssuer,
@@ -143,16 +145,15 @@ async function serve(plan: ServePlan, io: CliIo, cwd: string): Promise<number | 
   }
   const identity = await openIdentity(plan)
   if (typeof identity === 'string') return fail(identity)
+  // A Redis that cannot be reached yet is not fatal: quenchz listens, /readyz says 503 until Redis answers.
   let shared: SharedBudgetStore | undefined
   if (plan.redis !== undefined) {
-    try {
-      shared = await connectBudgetStore(plan.redis, plan.prefix, (message) => io.stderr(message))
-    } catch (error) {
-      return fail((error as Error).message)
-    }
+    shared = await connectBudgetStore(plan.redis, plan.prefix, (message) => io.stderr(message))
     opened.add(() => shared?.close())
   }
-  const source = await openRatesSource(plan)
+  // Metrics only with an admin port to serve them on: without one, nothing is counted at all.
+  const metrics = plan.admin === undefined ? undefined : createQuenchzMetrics({ namedCallers: Object.values(CALLERS) })
+  const source = await openRatesSource(plan, metrics)
   if (typeof source === 'string') return fail(source)
   opened.add(() => source.close())
 
@@ -166,6 +167,7 @@ async function serve(plan: ServePlan, io: CliIo, cwd: string): Promise<number | 
     return 0
   }
   const log = pino({ level: plan.logLevel, base: { service: 'quenchz' } }, pino.destination(2))
+  const health = readiness(shared, log)
   let running: RunningQuenchz
   try {
     running = await startQuenchz({
@@ -178,6 +180,9 @@ async function serve(plan: ServePlan, io: CliIo, cwd: string): Promise<number | 
       scheduler: new FairScheduler({ perCaller: plan.maxInFlight, maxWaitingPerCaller: plan.maxWaiting }),
       advertisedScopes: plan.advertisedScopes,
       onEvent: logEvent(log),
+      health,
+      shutdownDeadlineMs: plan.shutdownTimeoutMs,
+      ...(metrics !== undefined && { metrics }),
       ...(shared !== undefined && { sessionStore: shared.sessions }),
       ...(sessionKey !== undefined && { sessionKey }),
     })
@@ -187,15 +192,49 @@ async function serve(plan: ServePlan, io: CliIo, cwd: string): Promise<number | 
     return fail(listenFailure(error, shownHost, plan.port))
   }
   opened.add(() => running.close())
+  let admin: RunningAdminServer | undefined
+  if (plan.admin !== undefined && metrics !== undefined) {
+    try {
+      admin = await startAdminServer({
+        ...plan.admin,
+        registry: metrics.registry,
+        health,
+        onError: (error) => log.error({ err: error }, 'metrics could not be collected'),
+      })
+    } catch (error) {
+      if (plan.tokensPath !== undefined && identity.issuer !== undefined) removeKeyFile(plan.tokensPath)
+      const adminHost = plan.admin.host.includes(':') ? `[${plan.admin.host}]` : plan.admin.host
+      return fail(listenFailure(error, adminHost, plan.admin.port, '--admin-port', '--admin-host'))
+    }
+    const { close } = admin
+    opened.add(close)
+  }
   // The port is only known once bound; the manifest follows immediately.
   if (plan.port === 0 && !(await mint(running.url))) return fail()
   io.stderr(announcement(plan, running.url, source))
-  stopOnSignals(opened)
+  if (admin !== undefined) io.stderr(`quenchz admin listening on ${admin.url} (/metrics, /livez, /readyz)`)
+  stopOnSignals(opened, running, plan.shutdownTimeoutMs, log)
   // However the process ends (an uncaught error included), the key that can mint tokens does not outlive it.
   const keptKey =
     plan.tokensPath !== undefined && identity.issuer !== undefined ? keyPathFor(plan.tokensPath) : undefined
   if (keptKey !== undefined) process.once('exit', () => removeKeyFile(keptKey))
   return 'serving'
+}
+
+/**
+ * Readiness: the budget store answers (Redis PING on the budget's own connection; the in-memory budget always does)
+ * and the server is not draining. The rates source is not checked: it is loaded before listening (a file that
+ * cannot be read stops the start), and an unreachable ECB API is answered per call as `vendor_unavailable`, the same
+ * on every replica, so taking one out of rotation would not help. Each change is logged once.
+ */
+function readiness(shared: SharedBudgetStore | undefined, log: Logger): Health {
+  return new Health({
+    ...(shared !== undefined && { checks: { 'budget-store': () => shared.ping() } }),
+    onChange: ({ ready, failing }) => {
+      if (ready) log.info('ready')
+      else log.warn({ failing: failing.map((f) => f.name) }, 'not ready')
+    },
+  })
 }
 
 // 1. Never write bearer tokens (or the key that mints them) inside a checkout: neither this code's repository nor
@@ -235,10 +274,10 @@ async function openIdentity(plan: ServePlan): Promise<Identity | string> {
 }
 
 // 3. The rates source. The live cache's folder is created on first use.
-async function openRatesSource(plan: ServePlan): Promise<RatesSource | string> {
+async function openRatesSource(plan: ServePlan, metrics: QuenchzMetrics | undefined): Promise<RatesSource | string> {
   try {
     if (plan.source.kind === 'live') mkdirSync(dirname(plan.source.cacheFile), { recursive: true })
-    return await openSource(plan.source)
+    return await openSource(plan.source, metrics?.upstream)
   } catch (error) {
     return `could not open the ${plan.source.kind} source: ${(error as Error).message.split('\n')[0]}`
   }
@@ -296,14 +335,20 @@ export function allowListOf(plan: Pick<ServePlan, 'host' | 'resource' | 'allowed
   return { hosts: list, origins: list.flatMap((h) => [`http://${h}`, `https://${h}`]) }
 }
 
-function listenFailure(error: unknown, shownHost: string, port: number): string {
+function listenFailure(
+  error: unknown,
+  shownHost: string,
+  port: number,
+  portFlag = '--port',
+  hostFlag = '--host',
+): string {
   const code = (error as { code?: string }).code
   if (code === 'EADDRINUSE')
-    return `quenchz: port ${port} on ${shownHost} is already in use (EADDRINUSE); choose another with --port N, or --port 0 for any free port`
+    return `quenchz: port ${port} on ${shownHost} is already in use (EADDRINUSE); choose another with ${portFlag} N, or ${portFlag} 0 for any free port`
   if (code === 'EACCES')
-    return `quenchz: not allowed to listen on ${shownHost}:${port} (EACCES); ports below 1024 need privileges: choose another with --port`
+    return `quenchz: not allowed to listen on ${shownHost}:${port} (EACCES); ports below 1024 need privileges: choose another with ${portFlag}`
   if (code === 'EADDRNOTAVAIL')
-    return `quenchz: ${shownHost} is not an address of this machine (EADDRNOTAVAIL); check --host`
+    return `quenchz: ${shownHost} is not an address of this machine (EADDRNOTAVAIL); check ${hostFlag}`
   return `could not listen on ${shownHost}:${port}: ${(error as Error).message}`
 }
 
@@ -317,9 +362,22 @@ function announcement(plan: ServePlan, url: string, source: RatesSource): string
   return `quenchz listening on ${url} as ${plan.resource} (source: ${source.kind}, budget clock: ${plan.clock}${extras})`
 }
 
-function stopOnSignals(opened: Opened): void {
+/**
+ * SIGTERM, SIGINT or SIGHUP: a graceful stop — /readyz 503 at once, every request already received answered (up to
+ * the deadline), then the admin port, the budget's Redis and the source closed, and exit 0. A second signal during
+ * the stop ends the process at once (the signal's default action).
+ */
+function stopOnSignals(opened: Opened, running: RunningQuenchz, deadlineMs: number, log: Logger): void {
   const stop = (signal: NodeJS.Signals) => {
-    void opened.closeAll().finally(() => process.exit(signal === 'SIGINT' ? 130 : signal === 'SIGHUP' ? 129 : 143))
+    log.info({ signal, deadlineMs }, 'shutting down')
+    void running
+      .shutdown({ deadlineMs })
+      .then(({ cut }) => {
+        if (cut > 0) log.warn({ cut }, 'requests cut at the shutdown deadline')
+      })
+      .catch((error: unknown) => log.error({ err: error }, 'shutdown failed'))
+      .then(() => opened.closeAll())
+      .finally(() => process.exit(0))
   }
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, stop)
 }

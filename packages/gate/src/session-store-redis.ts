@@ -74,4 +74,9 @@ export class RedisSessionStore implements SessionStore {
   async close(key: string): Promise<boolean> {
     return (await this.#redis.eval(CLOSE, 0, this.#prefix, key)) === 1
   }
+
+  /** Sessions seen within `idleMs` of `nowMs`, across every replica (one ZCOUNT; for a metrics gauge). */
+  async countOpen(nowMs: number, idleMs: number): Promise<number> {
+    return await this.#redis.zcount(`${this.#prefix}all`, `(${nowMs - idleMs}`, '+inf')
+  }
 }

@@ -37,11 +37,30 @@ export const NO_SUCH_TOOL = 'no tool by that name is available to this caller'
 /** The refusal once a caller's share of the budget is spent, whatever the name asked for. */
 export const OVER_BUDGET = 'this caller has spent its share of the upstream budget'
 
+/** Seconds a caller refused because the budget store could not be reached is told to wait (HTTP Retry-After). */
+export const BUDGET_UNAVAILABLE_RETRY_AFTER_SECONDS = 1
+
+/**
+ * The JSON-RPC error of a call the budget store could not charge, the same on every path: answered with HTTP 503 and
+ * `Retry-After`, so MCP clients and the proxies between see an outage, not a tool's error.
+ */
+export const BUDGET_UNAVAILABLE_ERROR = {
+  code: -32000,
+  message: 'the budget store could not be reached',
+  data: { reason: 'budget-unavailable', retryAfterSeconds: BUDGET_UNAVAILABLE_RETRY_AFTER_SECONDS },
+} as const
+
 /** One finished tools/call, for the log. `tool` is set only for a name the caller was granted (never raw input). */
 export interface CallReport {
   caller: string
   tool: string | undefined
-  outcome: 'served' | 'refused' | 'over-budget' | 'no-such-tool'
+  /**
+   * `over-budget`: the caller's reserve and the pool are spent; `unknown-caller`: the budget holds no reserve for
+   * this caller (a policy that serves listed callers only, or no `sub`); both are answered the same over-budget text.
+   * `unavailable`: the budget store could not charge (answered 503, not run); `abandoned`: the client had gone before
+   * the charge (nothing charged, nothing answered).
+   */
+  outcome: 'served' | 'refused' | 'over-budget' | 'unknown-caller' | 'no-such-tool' | 'unavailable' | 'abandoned'
   /** Where the budget unit came from; undefined when the budget refused. */
   charged: 'reserve' | 'spare' | 'bucket' | undefined
   /** What the budget had left right after this call's charge; undefined when nothing was charged or read. */

@@ -1,15 +1,19 @@
 // One server for the benches, in its own process (the load client runs in another): either the bare per-request
 // SDK v2 peer with one no-op tool, or quenchz (whole gate + rates core on the ECB history file).
 // Prints one JSON line {url, tokens} on stdout once listening; stops on SIGTERM.
-// Usage: node --conditions=@tollgate/source --import tsx bench/support/serve.ts bare|quenchz|quenchz-unscheduled HISTORY
+// quenchz-admin is quenchz with its metrics counted and served on an admin port of its own (the CLI's --admin-port); the
+// JSON line then also carries `admin` (its URL).
+// Usage: node --conditions=@tollgate/source --import tsx bench/support/serve.ts bare|quenchz|quenchz-admin|quenchz-unscheduled HISTORY
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { toNodeHandler } from '@modelcontextprotocol/node'
 import { createMcpHandler, fromJsonSchema, McpServer } from '@modelcontextprotocol/server'
 import { createAudience, createInProcessIssuer, FairBudget, FairScheduler } from '@tollgate/gate'
+import { Health, startAdminServer } from '@tollgate/operability'
 import { createRatesTools, openSource } from '../../src/rates/index.js'
 import { ISSUER, RESOURCE } from '../../src/server/constants.js'
+import { createQuenchzMetrics } from '../../src/server/metrics.js'
 import { startQuenchz } from '../../src/server/start-quenchz.js'
 
 const [kind, history] = process.argv.slice(2)
@@ -36,7 +40,10 @@ if (kind === 'bare') {
   console.log(JSON.stringify({ url: `http://127.0.0.1:${port}/mcp`, tokens: {} }))
   process.once('SIGTERM', () => process.exit(0))
 } else {
-  const source = await openSource({ kind: 'history', file: history as string })
+  const metrics = kind === 'quenchz-admin' ? createQuenchzMetrics({ namedCallers: CALLERS }) : undefined
+  // Both quenchz kinds answer /livez and /readyz on the main port, as the CLI does; only the admin kind counts metrics.
+  const health = new Health()
+  const source = await openSource({ kind: 'history', file: history as string }, metrics?.upstream)
   const issuer = await createInProcessIssuer({ issuer: ISSUER, resource: RESOURCE })
   const running = await startQuenchz({
     tools: createRatesTools({ source }),
@@ -45,7 +52,9 @@ if (kind === 'bare') {
     // A budget that never runs out, so the benches measure the charge and the service, not refusals.
     budget: new FairBudget({ capacity: 1e12, refillPerSecond: 1e12, callers: CALLERS }),
     // BENCH_PER_CALLER sets the scheduler's perCaller (quenchz's --max-in-flight); default the scheduler's own.
-    ...(kind === 'quenchz'
+    health,
+    ...(metrics !== undefined && { metrics }),
+    ...(kind === 'quenchz' || kind === 'quenchz-admin'
       ? {
           scheduler: new FairScheduler(
             process.env.BENCH_PER_CALLER ? { perCaller: Number(process.env.BENCH_PER_CALLER) } : {},
@@ -88,6 +97,8 @@ if (kind === 'bare') {
     cpu = process.cpuUsage()
     wall = performance.now()
   })
-  console.log(JSON.stringify({ url: running.url, tokens }))
+  const admin =
+    metrics === undefined ? undefined : await startAdminServer({ port: 0, registry: metrics.registry, health })
+  console.log(JSON.stringify({ url: running.url, tokens, ...(admin !== undefined && { admin: admin.url }) }))
   process.once('SIGTERM', () => void running.close().then(() => process.exit(0)))
 }

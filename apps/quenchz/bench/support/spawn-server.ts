@@ -13,6 +13,8 @@ export const hasTaskset = process.env.BENCH_PIN !== '0' && spawnSync('taskset', 
 export interface BenchServer {
   url: string
   tokens: Record<string, string>
+  /** The admin listener's URL (metrics), for a server started with one (serve.ts quenchz-admin). */
+  admin: string | undefined
   pinned: boolean
   /** CPU time the server process has used so far, ms (user + system, from /proc); undefined where /proc is absent. */
   cpuMs(): number | undefined
@@ -40,7 +42,18 @@ export interface BenchProcess {
 const bundled = (script: string): string =>
   benchBundle(script, {
     // Only npm packages stay imports (resolved from this package's node_modules); @tollgate/* sources are bundled.
-    external: ['@modelcontextprotocol/*', 'jose', 'pino', 'better-sqlite3', 'ioredis', 'ajv', 'ajv/*', 'yauzl', 'zod'],
+    external: [
+      '@modelcontextprotocol/*',
+      'jose',
+      'pino',
+      'better-sqlite3',
+      'ioredis',
+      'ajv',
+      'ajv/*',
+      'yauzl',
+      'zod',
+      'prom-client',
+    ],
   })
 
 /**
@@ -111,10 +124,15 @@ export async function spawnServer(kind: string, history: string, core = 0): Prom
   const flags = (process.env.BENCH_SERVER_NODE_FLAGS ?? '').split(' ').filter((f) => f !== '')
   const server = spawnBenchProcess(SERVE, [kind, history], core, flags)
   // The first line is {url, tokens}; later ones answer SIGUSR2.
-  const { url, tokens } = JSON.parse(await server.nextLine()) as { url: string; tokens: Record<string, string> }
+  const { url, tokens, admin } = JSON.parse(await server.nextLine()) as {
+    url: string
+    tokens: Record<string, string>
+    admin?: string
+  }
   return {
     url,
     tokens,
+    admin,
     pinned: server.pinned,
     cpuMs: server.cpuMs,
     async stats() {

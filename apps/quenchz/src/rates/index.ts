@@ -46,6 +46,14 @@ export { renderJson } from './render.js'
 export { HistorySource } from './sources/history.js'
 export { ECB_EXR_BASE, LiveSource } from './sources/live.js'
 export { type RecordingEntry, RecordingsSource } from './sources/recordings.js'
-export type { RatesSource, SeriesExtent, SourceConfig, SourceRefusal, WindowRequest } from './sources/source.js'
+export type {
+  RatesSource,
+  SeriesExtent,
+  SourceConfig,
+  SourceRefusal,
+  UpstreamObserver,
+  UpstreamResult,
+  WindowRequest,
+} from './sources/source.js'
 export { seriesKey } from './sources/source.js'
 export { createRatesTools, type GatedToolAnswer, type RatesTool, SERVER_INSTRUCTIONS } from './tools.js'

@@ -24,6 +24,10 @@ export const DEFAULT_MAX_WAITING = 32
 export const DEFAULT_JWKS_COOLDOWN_SECONDS = 5
 /** Default age at which a real issuer's keys are fetched again, seconds: the bound on a removed key. */
 export const DEFAULT_JWKS_MAX_AGE_SECONDS = 300
+/** Default time SIGTERM/SIGINT lets requests already received finish, ms. */
+export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000
+/** Longest `--shutdown-timeout-ms`: ten minutes. */
+export const MAX_SHUTDOWN_TIMEOUT_MS = 600_000
 
 interface FlagSpec {
   type: 'string' | 'boolean'
@@ -113,6 +117,24 @@ export const SERVE_FLAGS: Record<string, FlagSpec> = {
     value: 'N',
     shown: String(DEFAULT_MAX_WAITING),
     help: "one caller's calls waiting their turn; more are answered 429 with Retry-After",
+  },
+  'admin-port': {
+    type: 'string',
+    value: 'N',
+    shown: 'off',
+    help: 'serve /metrics (Prometheus), /livez and /readyz on this port of their own; 0 picks a free one',
+  },
+  'admin-host': {
+    type: 'string',
+    value: 'ADDR',
+    shown: '127.0.0.1',
+    help: 'with --admin-port: the address the admin port binds',
+  },
+  'shutdown-timeout-ms': {
+    type: 'string',
+    value: 'MS',
+    shown: String(DEFAULT_SHUTDOWN_TIMEOUT_MS),
+    help: 'on SIGTERM/SIGINT, how long requests already received may finish before their connections are closed',
   },
   'log-level': {
     type: 'string',
@@ -214,6 +236,9 @@ export interface ServePlan {
   prefix: string
   maxInFlight: number
   maxWaiting: number
+  /** The admin listener (metrics and health), or undefined: off. */
+  admin: { host: string; port: number } | undefined
+  shutdownTimeoutMs: number
   logLevel: string
 }
 
@@ -269,6 +294,21 @@ export function servePlan(values: Values, cwd: string, env: NodeJS.ProcessEnv): 
   if (typeof maxInFlight !== 'number') return maxInFlight
   const maxWaiting = integerFlag('max-waiting', str('max-waiting'), DEFAULT_MAX_WAITING, 1, 65_536)
   if (typeof maxWaiting !== 'number') return maxWaiting
+  const adminPort =
+    str('admin-port') === undefined ? undefined : integerFlag('admin-port', str('admin-port'), 0, 0, 65535)
+  if (adminPort !== undefined && typeof adminPort !== 'number') return adminPort
+  const adminHost = str('admin-host')
+  if (adminHost !== undefined && adminPort === undefined) return { problem: '--admin-host needs --admin-port' }
+  if (adminHost !== undefined && (adminHost === '' || /[\s/]/.test(adminHost)))
+    return { problem: '--admin-host must be an address to bind, such as 127.0.0.1' }
+  const shutdownTimeoutMs = integerFlag(
+    'shutdown-timeout-ms',
+    str('shutdown-timeout-ms'),
+    DEFAULT_SHUTDOWN_TIMEOUT_MS,
+    0,
+    MAX_SHUTDOWN_TIMEOUT_MS,
+  )
+  if (typeof shutdownTimeoutMs !== 'number') return shutdownTimeoutMs
   const logLevel = str('log-level') ?? 'info'
   if (!LOG_LEVELS.includes(logLevel)) return { problem: `--log-level must be one of ${LOG_LEVELS.join(', ')}` }
   const source = chooseSource(values, cwd, env)
@@ -289,6 +329,8 @@ export function servePlan(values: Values, cwd: string, env: NodeJS.ProcessEnv): 
     prefix,
     maxInFlight,
     maxWaiting,
+    admin: adminPort === undefined ? undefined : { host: adminHost ?? '127.0.0.1', port: adminPort },
+    shutdownTimeoutMs,
     logLevel,
   }
 }

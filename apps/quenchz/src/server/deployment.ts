@@ -87,52 +87,67 @@ export function budgetPrefix(value: string | undefined): string | { error: strin
   return value
 }
 
-/** A connected shared budget store and the connection to close with it. */
+/** A shared budget store on Redis and the connection to close with it. */
 export interface SharedBudgetStore {
   store: RedisBudgetStore
   /** 2025-era sessions in the same Redis (under `<prefix>sessions:`), so a session continues on any replica. */
   sessions: RedisSessionStore
+  /**
+   * Resolves when Redis answers PING on the existing connection; rejects at once while it is not connected (no
+   * command waits in the offline queue), so a readiness probe never waits for a reconnect.
+   */
+  ping(): Promise<void>
   close(): Promise<void>
 }
 
 /**
- * Connects to Redis and pings it. Rejects with an Error whose message is one line naming the host, never the
- * password. Once connected, a lost connection is retried with backoff; calls made meanwhile are refused by the
- * budget (BudgetStoreError admits nothing).
+ * Connects to Redis and pings it. A Redis that cannot be reached is not fatal, at start or later: the client keeps
+ * reconnecting with capped backoff, calls meanwhile are refused by the budget (BudgetStoreError admits nothing), and
+ * `ping` fails until Redis answers (the server's /readyz says 503). `onError` gets one line when Redis cannot be
+ * reached (at start: `reachable: false`) and one when it answers again, never one per retry; lines name the host,
+ * never the password.
  */
 export async function connectBudgetStore(
   url: URL,
   prefix: string,
   onError: (message: string) => void,
 ): Promise<SharedBudgetStore> {
-  let starting = true
+  const where = `${url.hostname}:${url.port || '6379'}`
   const redis = new Redis(url.href, {
     lazyConnect: true,
     connectTimeout: 3000,
     maxRetriesPerRequest: 1,
-    // At start a failure is final (the CLI says so and exits); later, reconnect with capped backoff.
-    retryStrategy: (times) => (starting ? null : Math.min(times * 200, 2000)),
+    retryStrategy: (times) => Math.min(times * 200, 2000),
   })
-  // The socket's own error says more than the rejection ("Connection is closed."), so it is kept for the message.
-  let firstError: unknown
+  // One line per outage: the first error after the connection was ready (or at start), then silence until it is back.
+  let reported = false
   redis.on('error', (error: Error) => {
-    if (starting) firstError ??= error
-    else onError(`redis: ${oneLine(error)}`)
+    if (reported) return
+    reported = true
+    onError(`the budget Redis at ${where} cannot be reached (${oneLine(error)}); calls are refused until it answers`)
+  })
+  redis.on('ready', () => {
+    if (!reported) return
+    reported = false
+    onError(`the budget Redis at ${where} answers again`)
   })
   try {
     await redis.connect()
     await redis.ping()
-  } catch (error) {
-    redis.disconnect()
-    const why = oneLine(firstError ?? error)
-    throw new Error(`could not reach the budget Redis at ${url.hostname}:${url.port || '6379'}: ${why}`)
+  } catch {
+    // Already reported by the error event; the client goes on reconnecting in the background.
   }
-  starting = false
   return {
     store: new RedisBudgetStore(redis, { prefix }),
     sessions: new RedisSessionStore(redis, `${prefix}sessions:`),
+    async ping() {
+      if (redis.status !== 'ready') throw new Error(`the budget Redis is ${redis.status}`)
+      await redis.ping()
+    },
     async close() {
-      await redis.quit().catch(() => redis.disconnect())
+      // QUIT needs a connection; without one there is nothing to say goodbye to (and no retry may follow).
+      if (redis.status === 'ready') await redis.quit().catch(() => redis.disconnect())
+      else redis.disconnect()
     },
   }
 }

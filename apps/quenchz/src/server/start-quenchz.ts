@@ -16,9 +16,16 @@ import {
   type HostAllowList,
   monotonicClock,
 } from '@tollgate/gate'
-import { createLimitedServer } from '@tollgate/mcp-endpoint'
+import { createLimitedServer, MemorySessionStore } from '@tollgate/mcp-endpoint'
+import { GracefulServer, type Health, type ShutdownReport } from '@tollgate/operability'
 import { SERVER_INSTRUCTIONS } from '../rates/index.js'
 import { BUDGET, CALLERS, SERVER_INFO } from './constants.js'
+import type { QuenchzMetrics } from './metrics.js'
+
+/** A 2025-era session unseen this long is closed (and no longer counted open). */
+export const SESSION_IDLE_MS = 15 * 60_000
+/** How long a graceful shutdown lets requests already received finish. */
+export const DEFAULT_SHUTDOWN_DEADLINE_MS = 10_000
 
 /** Options of {@link startQuenchz}. */
 export interface QuenchzServerOptions {
@@ -46,7 +53,17 @@ export interface QuenchzServerOptions {
   fastCalls?: boolean
   /** Cap of the gate's kept bytes of settled answers; default the gate's (32 MiB). */
   settledAnswerBytes?: number
+  /** Scopes named in the metadata's `scopes_supported` and the 401 challenge's `scope`; default none (the seed's). */
   advertisedScopes?: readonly string[]
+  /**
+   * Answers GET /livez and /readyz on this port before anything else (Host guard and token included: a load
+   * balancer probes with its own Host and no token); `shutdown` sets it draining. Default: no health paths (404).
+   */
+  health?: Health
+  /** Counts the gate's events and reads the scheduler and open sessions at scrape time; serve its registry elsewhere. */
+  metrics?: QuenchzMetrics
+  /** How long `shutdown` lets requests already received finish; default 10 000 ms. */
+  shutdownDeadlineMs?: number
 }
 
 /** A listening quenchz server. */
@@ -58,6 +75,12 @@ export interface RunningQuenchz {
   gate: Gate
   /** The listening node:http server (for measurement: its `request` events). */
   server: Server
+  /**
+   * Graceful: /readyz 503 at once, stop accepting, answer every request already received (later requests on open
+   * connections get `Connection: close`), destroy what is left at the deadline, then close the gate. Idempotent.
+   */
+  shutdown(options?: { deadlineMs?: number }): Promise<ShutdownReport>
+  /** At once: open connections are cut. */
   close(): Promise<void>
 }
 
@@ -79,6 +102,7 @@ export function quenchzGate(options: Omit<QuenchzServerOptions, 'port'>): Gate {
     ...(options.onEvent ? { onEvent: options.onEvent } : {}),
     ...(options.scheduler ? { scheduler: options.scheduler } : {}),
     ...(options.sessionStore ? { sessionStore: options.sessionStore } : {}),
+    sessionIdleMs: SESSION_IDLE_MS,
     ...(options.sessionKey !== undefined ? { sessionKey: options.sessionKey } : {}),
     ...(options.fastCalls !== undefined ? { fastCalls: options.fastCalls } : {}),
     ...(options.settledAnswerBytes !== undefined ? { settledAnswerBytes: options.settledAnswerBytes } : {}),
@@ -89,14 +113,36 @@ export function quenchzGate(options: Omit<QuenchzServerOptions, 'port'>): Gate {
 /** Starts quenchz on node:http: Streamable HTTP on `/mcp` for 2026-07-28 and 2025-era clients, behind the gate. */
 export async function startQuenchz(options: QuenchzServerOptions): Promise<RunningQuenchz> {
   const host = options.host ?? '127.0.0.1'
-  const gate = quenchzGate(options)
+  const { health, metrics } = options
+  // A store of our own when none is given, so the metrics can count its open sessions.
+  const sessionStore = options.sessionStore ?? new MemorySessionStore()
+  const onEvent =
+    metrics === undefined
+      ? options.onEvent
+      : (event: GateEvent) => {
+          metrics.onEvent(event)
+          options.onEvent?.(event)
+        }
+  const gate = quenchzGate({ ...options, sessionStore, ...(onEvent !== undefined && { onEvent }) })
   // The endpoint's connection limits: 10 s for headers, 30 s for a whole request (slow-loris), capped connections.
   const server: Server = createLimitedServer((req, res) => {
+    if (health?.handle(req, res) === true) return
     gate.handle(req, res).catch((error: unknown) => {
-      options.onEvent?.({ kind: 'fault', code: 'unhandled', error })
+      onEvent?.({ kind: 'fault', code: 'unhandled', error })
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' })
       res.end()
     })
+  })
+  const graceful = new GracefulServer(server, {
+    deadlineMs: options.shutdownDeadlineMs ?? DEFAULT_SHUTDOWN_DEADLINE_MS,
+    ...(health !== undefined && { health }),
+  })
+  metrics?.watch({
+    tools: options.tools.map((t) => t.name),
+    ...(options.scheduler !== undefined && { scheduler: options.scheduler }),
+    sessions: { store: sessionStore, idleMs: SESSION_IDLE_MS },
+    requestsInFlight: () => graceful.inFlight,
+    ...(health !== undefined && { health }),
   })
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
@@ -107,13 +153,25 @@ export async function startQuenchz(options: QuenchzServerOptions): Promise<Runni
   })
   const port = (server.address() as AddressInfo).port
   const shownHost = host.includes(':') ? `[${host}]` : host
+  let shuttingDown: Promise<ShutdownReport> | undefined
   return {
     url: `http://${shownHost}:${port}/mcp`,
     host,
     port,
     gate,
     server,
+    shutdown(shutdownOptions = {}) {
+      shuttingDown ??= graceful.close(shutdownOptions).then(async (report) => {
+        await gate.close()
+        return report
+      })
+      return shuttingDown
+    },
     async close() {
+      if (shuttingDown !== undefined) {
+        await shuttingDown
+        return
+      }
       await gate.close()
       server.closeAllConnections()
       await new Promise<void>((resolve) => server.close(() => resolve()))

@@ -48,7 +48,9 @@ after(async () => {
 })
 
 /** Starts the CLI as a subprocess and resolves with its URL once it says it listens. */
-async function startCli(args: string[]): Promise<{ child: ChildProcess; url: string; line: string }> {
+async function startCli(
+  args: string[],
+): Promise<{ child: ChildProcess; url: string; line: string; err: () => string }> {
   // The frozen clock: these tests count admissions exactly, so the budget must not refill meanwhile.
   const child = spawn(process.execPath, [...NODE_ARGS, '--port', '0', '--budget-clock', 'frozen', ...args], {
     cwd: scratch,
@@ -61,7 +63,7 @@ async function startCli(args: string[]): Promise<{ child: ChildProcess; url: str
     child.stderr?.on('data', (chunk: string) => {
       err += chunk
       const m = /^quenchz listening on (\S+) .*$/m.exec(err)
-      if (m) resolve({ child, url: m[1] as string, line: m[0] })
+      if (m) resolve({ child, url: m[1] as string, line: m[0], err: () => err })
     })
     child.once('exit', (code) => reject(new Error(`the CLI exited ${code} before listening: ${err}`)))
   })
@@ -338,11 +340,10 @@ describe('bad deployment values exit 2 with one line naming the flag and where h
     assert.doesNotMatch(err, /^\s+at /m)
   })
 
-  test('an unreachable Redis exits 1 with one line naming host and port, not the password, writing no tokens', async () => {
-    const tokens = join(scratch, 'never.json')
-    const { code, err } = await run([
+  test('an unreachable Redis is not fatal: one line naming host and port, not the password; /readyz 503', async () => {
+    const { child, url, err } = await startCli([
       '--tokens-file',
-      tokens,
+      join(scratch, 'no-redis.json'),
       '--source',
       'recordings',
       '--recordings',
@@ -350,11 +351,22 @@ describe('bad deployment values exit 2 with one line naming the flag and where h
       '--budget-redis',
       'redis://:hunter2@127.0.0.1:1',
     ])
-    assert.equal(code, 1)
-    assert.match(err, /^could not reach the budget Redis at 127\.0\.0\.1:1: .*ECONNREFUSED/)
-    assert.equal(err.includes('\n'), false)
-    assert.doesNotMatch(err, /hunter2/)
-    assert.throws(() => readFileSync(tokens), { code: 'ENOENT' })
+    const origin = new URL(url).origin
+    try {
+      assert.equal((await fetch(`${origin}/livez`)).status, 200)
+      assert.equal((await fetch(`${origin}/readyz`)).status, 503)
+    } finally {
+      await stopCli(child)
+    }
+    assert.equal(child.exitCode, 0)
+    // Said once, before listening, however often the client retries meanwhile.
+    const lines = err()
+      .split('\n')
+      .filter((l) => l.includes('budget Redis'))
+    assert.deepEqual(lines, [
+      'the budget Redis at 127.0.0.1:1 cannot be reached (connect ECONNREFUSED 127.0.0.1:1); calls are refused until it answers',
+    ])
+    assert.doesNotMatch(err(), /hunter2/)
   })
 })
 

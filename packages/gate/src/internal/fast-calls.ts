@@ -18,8 +18,8 @@ import {
   type PlainToolCall,
   writeToolResult,
 } from '@tollgate/mcp-endpoint'
-import type { GatedToolAnswer } from '../tools.js'
-import type { GateServer } from './gate-server.js'
+import { BUDGET_UNAVAILABLE_ERROR, BUDGET_UNAVAILABLE_RETRY_AFTER_SECONDS, type GatedToolAnswer } from '../tools.js'
+import { type GateServer, scopeOf } from './gate-server.js'
 
 /** Default cap of the settled answers' kept bytes: 32 MiB (the whole USD history is about 0.37 MB). */
 export const SETTLED_ANSWER_BYTES = 32 * 1024 * 1024
@@ -98,18 +98,14 @@ export function createFastCalls(options: {
     const startedMs = performance.now()
     let served: Awaited<ReturnType<typeof serveGranted>>
     try {
-      const refused = await gate(request, ctx)
+      const refused = await gate(request, ctx, scopeOf(res))
       served = refused === undefined ? await serveGranted(request, ctx) : { result: refused }
     } catch (error) {
-      // The budget store failed (the gate reported it): the SDK's answer to a throwing handler, its fixed text.
+      // The budget store could not charge (the gate reported it): 503 with Retry-After and the fixed JSON-RPC error,
+      // exactly what the SDK path answers.
+      if ((error as { code?: unknown }).code !== BUDGET_UNAVAILABLE_ERROR.code) throw error
       answered++
-      const message = (error as { message?: unknown }).message
-      const body = JSON.stringify({
-        jsonrpc: '2.0',
-        id: call.id,
-        error: { code: -32603, message: typeof message === 'string' ? message : 'Internal error' },
-      })
-      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body)
+      answerBudgetUnavailable(res, call.id)
       return
     }
     server.report?.(request, ctx, served.result, startedMs)
@@ -152,4 +148,16 @@ export function createFastCalls(options: {
     },
     settled,
   }
+}
+
+/** HTTP 503, Retry-After and the JSON-RPC error of a call the budget store could not charge. */
+export function answerBudgetUnavailable(res: ServerResponse, id: unknown): void {
+  const body = JSON.stringify({ jsonrpc: '2.0', id, error: BUDGET_UNAVAILABLE_ERROR })
+  res
+    .writeHead(503, {
+      'content-type': 'application/json',
+      'retry-after': String(BUDGET_UNAVAILABLE_RETRY_AFTER_SECONDS),
+      'content-length': Buffer.byteLength(body),
+    })
+    .end(body)
 }

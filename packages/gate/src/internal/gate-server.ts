@@ -1,3 +1,5 @@
+import { AsyncLocalStorage } from 'node:async_hooks'
+import type { ServerResponse } from 'node:http'
 import {
   type CallToolResult,
   type JSONRPCRequest,
@@ -7,6 +9,7 @@ import {
 } from '@modelcontextprotocol/server'
 import type { Budget } from '../budget/fair-budget.js'
 import {
+  BUDGET_UNAVAILABLE_ERROR,
   type CallReport,
   type CompiledTool,
   describeSchemaErrors,
@@ -32,6 +35,33 @@ export type FaultReporter = (
 
 type Handler = (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result>
 
+/**
+ * The HTTP exchange a tools/call belongs to, as the gate needs it at the charge: whether the client is still there,
+ * and a flag set when the budget store could not charge (the answer is then a 503). The fast path passes it; on the
+ * SDK path it travels in {@link callScope}, set around the SDK leg by the HTTP gate.
+ */
+export interface CallScope {
+  gone(): boolean
+  budgetUnavailable: boolean
+}
+
+/** The SDK path's CallScope (the SDK gives its handlers no access to the HTTP response). */
+export const callScope = new AsyncLocalStorage<CallScope>()
+
+/** A CallScope over a node response: the client has gone once its socket is destroyed (or was never there). */
+export function scopeOf(res: ServerResponse): CallScope {
+  return { gone: () => res.socket?.destroyed !== false, budgetUnavailable: false }
+}
+
+/** What the SDK turns into the JSON-RPC error of a call the budget store could not charge (numeric code, data). */
+class BudgetUnavailable extends Error {
+  readonly code = BUDGET_UNAVAILABLE_ERROR.code
+  readonly data = BUDGET_UNAVAILABLE_ERROR.data
+  constructor() {
+    super(BUDGET_UNAVAILABLE_ERROR.message)
+  }
+}
+
 const refusal = (text: string): CallToolResult => ({ content: [{ type: 'text', text }], isError: true })
 
 /**
@@ -41,7 +71,9 @@ const refusal = (text: string): CallToolResult => ({ content: [{ type: 'text', t
  * 3. only then hand over to the SDK's own validation and the tool. `McpServer` has no such hook, hence `Server`.
  */
 export class GateServer extends Server {
-  gate: ((request: JSONRPCRequest, ctx: ServerContext) => Promise<CallToolResult | undefined>) | undefined
+  gate:
+    | ((request: JSONRPCRequest, ctx: ServerContext, scope?: CallScope) => Promise<CallToolResult | undefined>)
+    | undefined
   report: ((request: JSONRPCRequest, ctx: ServerContext, result: Result, startedMs: number) => void) | undefined
   /** The registered tools/call handler's own work, also with the tool's answer (the fast path's use of it). */
   serveGranted:
@@ -56,7 +88,7 @@ export class GateServer extends Server {
     if (method !== 'tools/call') return inner
     return async (request, ctx) => {
       const startedMs = performance.now()
-      const refused = this.gate ? await this.gate(request, ctx) : refusal(NO_SUCH_TOOL)
+      const refused = this.gate ? await this.gate(request, ctx, callScope.getStore()) : refusal(NO_SUCH_TOOL)
       const result = refused ?? (await inner(request, ctx))
       this.report?.(request, ctx, result, startedMs)
       return result
@@ -99,18 +131,41 @@ export function buildGateServer(options: {
     // The listing depends on the caller's grants, so no shared cache may hold it.
     cacheHints: { 'tools/list': { ttlMs: 0, cacheScope: 'private' } },
   })
-  server.gate = async (request, ctx) => {
+  // Outcomes the answer alone cannot tell apart: a caller with no reserve and one whose share is spent get the same
+  // text (concealment), and an abandoned call is never answered.
+  const unknownCaller = new WeakSet<JSONRPCRequest>()
+  const abandoned = new WeakSet<JSONRPCRequest>()
+  server.gate = async (request, ctx, scope) => {
     const caller = callerOf(ctx)
+    // A client that has gone (it gave up while this call waited for its turn) is not charged after the fact.
+    if (scope?.gone() === true) {
+      abandoned.add(request)
+      return refusal(OVER_BUDGET)
+    }
+    const startedMs = performance.now()
     let decision: Awaited<ReturnType<Budget['request']>>
     try {
       decision = await budget.request(caller.id)
     } catch (error) {
-      // Fail closed and say so in the log; the caller gets the SDK's internal error with the store error's fixed text.
+      // Fail closed: nothing served, nothing run. The fault goes to the log; the caller gets a 503 with Retry-After
+      // (the scope's flag) carrying only the fixed text.
       onFault('budget-store', undefined, error)
-      throw error
+      if (scope !== undefined) scope.budgetUnavailable = true
+      onCall?.({
+        caller: caller.id,
+        tool: undefined,
+        outcome: 'unavailable',
+        charged: undefined,
+        left: undefined,
+        durationMs: performance.now() - startedMs,
+      })
+      throw new BudgetUnavailable()
     }
     if (decision.left !== undefined) leftAfter.set(request, decision.left)
-    if (!decision.admitted) return refusal(OVER_BUDGET)
+    if (!decision.admitted) {
+      if (decision.reason === 'no reserve is held for this caller') unknownCaller.add(request)
+      return refusal(OVER_BUDGET)
+    }
     charged.set(request, CHARGED_FROM[decision.reason])
     const params = request.params as { name?: unknown } | undefined
     return table.granted(params?.name, caller.scopes) === undefined ? refusal(NO_SUCH_TOOL) : undefined
@@ -123,7 +178,11 @@ export function buildGateServer(options: {
       const from = charged.get(request)
       const outcome: CallReport['outcome'] =
         from === undefined
-          ? 'over-budget'
+          ? abandoned.has(request)
+            ? 'abandoned'
+            : unknownCaller.has(request)
+              ? 'unknown-caller'
+              : 'over-budget'
           : (result as CallToolResult).isError !== true
             ? 'served'
             : refusedWith === NO_SUCH_TOOL

@@ -16,6 +16,8 @@ import {
   type SourceOutcome,
   type SourceRefusal,
   seriesKey,
+  type UpstreamObserver,
+  type UpstreamResult,
   type WindowRequest,
 } from './source.js'
 
@@ -117,8 +119,10 @@ export class LiveSource implements RatesSource {
   private extentRetryAtMs = 0
   // Identical requests in flight share one upstream fetch, so a burst for one window still asks once.
   private readonly inFlight = new Map<string, Promise<Fetched>>()
+  private readonly observer: UpstreamObserver | undefined
 
-  private constructor(baseUrl: string, cacheFile: string, timeoutMs: number) {
+  private constructor(baseUrl: string, cacheFile: string, timeoutMs: number, observer: UpstreamObserver | undefined) {
+    this.observer = observer
     // Either the origin or the EXR base (`…/service/data/EXR`) is accepted; requests append the EXR path themselves.
     this.baseUrl = baseUrl.replace(/\/+$/, '').replace(/\/service\/data\/EXR$/, '')
     this.timeoutMs = timeoutMs
@@ -131,11 +135,15 @@ export class LiveSource implements RatesSource {
     )
   }
 
-  static async open(config: { baseUrl: string; cacheFile: string; timeoutMs?: number }): Promise<LiveSource> {
+  /** `observer` is told of every upstream request and cache hit (metrics). */
+  static async open(
+    config: { baseUrl: string; cacheFile: string; timeoutMs?: number },
+    observer?: UpstreamObserver,
+  ): Promise<LiveSource> {
     const timeoutMs = config.timeoutMs ?? DEFAULT_TIMEOUT_MS
     if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) throw new RangeError('timeoutMs must be a positive integer')
     if (!/^https?:\/\/[^/]/.test(config.baseUrl)) throw new RangeError('baseUrl must be an http or https URL')
-    return new LiveSource(config.baseUrl, config.cacheFile, timeoutMs)
+    return new LiveSource(config.baseUrl, config.cacheFile, timeoutMs, observer)
   }
 
   private cached(path: string): { status: number; body: Buffer; fetched_at_ms: number } | undefined {
@@ -156,13 +164,25 @@ export class LiveSource implements RatesSource {
   /** One GET with a timeout covering headers and body; never conditional (no If-None-Match, no If-Modified-Since). */
   private async fetchOnce(path: string, nowMs: number): Promise<Fetched> {
     this.requestsSent++
+    const startedMs = performance.now()
+    // Told once per request, as soon as its outcome is known (a cache write failing afterwards is not the vendor's).
+    let told = false
+    const observed = (result: UpstreamResult) => {
+      if (told) return
+      told = true
+      this.observer?.fetched(result, (performance.now() - startedMs) / 1000)
+    }
     try {
       const response = await fetch(this.baseUrl + path, {
         headers: { accept: 'text/csv' },
         signal: AbortSignal.timeout(this.timeoutMs),
       })
       const body = await readCapped(response, MAX_BODY_BYTES)
-      if (body === null) return { failed: `the vendor sent more than ${MAX_BODY_BYTES} bytes` }
+      if (body === null) {
+        observed('too-large')
+        return { failed: `the vendor sent more than ${MAX_BODY_BYTES} bytes` }
+      }
+      observed(statusClass(response.status))
       // Only 200s are answers worth keeping; refusals are asked again next time.
       if (response.status === 200) {
         this.db
@@ -173,8 +193,10 @@ export class LiveSource implements RatesSource {
     } catch (error) {
       const name = (error as Error).name
       if (name === 'TimeoutError' || name === 'AbortError') {
+        observed('timeout')
         return { failed: `the vendor did not answer within ${this.timeoutMs} ms` }
       }
+      observed('unreachable')
       return { failed: 'the vendor could not be reached' }
     }
   }
@@ -189,6 +211,7 @@ export class LiveSource implements RatesSource {
     if (hit && cacheCovers(hit.fetched_at_ms, request.from, request.to, nowMs)) {
       const outcome = classify(hit)
       if (!lateRecheckDue(outcome, hit.fetched_at_ms, request.from, request.to, nowMs)) {
+        this.observer?.cacheHit()
         return { ...outcome, fetchedAtMs: hit.fetched_at_ms }
       }
     }
@@ -237,6 +260,10 @@ export class LiveSource implements RatesSource {
   async close(): Promise<void> {
     this.db.close()
   }
+}
+
+function statusClass(status: number): UpstreamResult {
+  return status < 300 ? '2xx' : status < 400 ? '3xx' : status < 500 ? '4xx' : '5xx'
 }
 
 /** Reads CURRENCY and TIME_PERIOD of a multi-series CSV; rows with an empty value are not observations. */

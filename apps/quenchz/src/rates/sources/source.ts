@@ -58,6 +58,20 @@ export interface RatesSource {
   close(): Promise<void>
 }
 
+/** How one request to the vendor ended: the HTTP status class, or why there was no status. */
+export type UpstreamResult = '2xx' | '3xx' | '4xx' | '5xx' | 'timeout' | 'unreachable' | 'too-large'
+
+/**
+ * Told what a source that asks a vendor (the live source) does, for metrics: every request actually sent upstream
+ * and every answer served from the cache instead. Called synchronously; must not throw. Never given a URL or a body.
+ */
+export interface UpstreamObserver {
+  /** One request sent upstream: how it ended and how long it took, seconds. */
+  fetched(result: UpstreamResult, seconds: number): void
+  /** One window answered from the cache without asking the vendor. */
+  cacheHit(): void
+}
+
 /** `EXR.D.<CUR>.EUR.SP00.A`, the daily reference rate series of one currency against the euro. */
 export function seriesKey(currency: string): string {
   return `EXR.D.${currency}.EUR.SP00.A`

@@ -1,0 +1,91 @@
+// What metrics cost a busy quenchz: the same server with its admin port off and on (metrics counted on every call and
+// scraped once a round, as Prometheus would), each in its own process pinned to one core, measured in alternated
+// rounds by the plain HTTP load client at concurrency 16 (one month of USD, the call quenchz serves most). Reported:
+// calls/s of each, the median of the same-round ratios (on / off) with their range, and server CPU per call.
+// Issue 25's bar: metrics on costs at most 3% of calls/s by the median.
+// Run: npm run bench -w apps/quenchz (BENCH_ROUNDS, default 7; BENCH_CALLS per round, default 1500)
+
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { sharedDir } from '@tollgate/test-support'
+import { plainCaller } from './support/plain-call.js'
+import { type BenchServer, median, spawnServer } from './support/spawn-server.js'
+
+const CONCURRENCY = 16
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7)
+const CALLS = Number(process.env.BENCH_CALLS ?? 1500)
+const ARGS = { currency: 'USD', start: '2026-03-01', end: '2026-03-31' }
+
+const history = join(sharedDir(), 'data', 'ecb', 'eurofxref-hist.zip')
+if (!existsSync(history)) {
+  console.log(`metrics.bench: skipped, the ECB history file is absent (${history})`)
+  process.exit(0)
+}
+
+interface Round {
+  rate: number
+  /** Server CPU per call, ms (NaN where /proc is absent). */
+  cpu: number
+}
+
+async function round(server: BenchServer, calls: number): Promise<Round> {
+  const caller = plainCaller(server.url, server.tokens['agent-alpha'], CONCURRENCY)
+  let next = 0
+  const cpuBefore = server.cpuMs() ?? Number.NaN
+  const started = performance.now()
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < calls) {
+        next++
+        await caller.call(ARGS)
+      }
+    }),
+  )
+  const elapsed = performance.now() - started
+  // The scrape a Prometheus would make (every 15 s or so in service; here once a round, inside the measured work).
+  if (server.admin !== undefined) {
+    const r = await fetch(`${server.admin}/metrics`)
+    if (r.status !== 200 || !(await r.text()).includes('quenchz_tool_calls_total'))
+      throw new Error('the admin port did not serve the metrics')
+  }
+  const cpu = ((server.cpuMs() ?? Number.NaN) - cpuBefore) / calls
+  caller.close()
+  return { rate: calls / (elapsed / 1000), cpu }
+}
+
+const off = await spawnServer('quenchz', history, 0)
+const on = await spawnServer('quenchz-admin', history, 0)
+console.log(
+  `metrics.bench: concurrency ${CONCURRENCY}, ${ROUNDS} alternated rounds of ${CALLS} calls, plain HTTP client, one month of USD${off.pinned ? '; servers pinned to core 0' : ''}`,
+)
+// Warm both (JIT, the settled-answer cache).
+await round(off, 300)
+await round(on, 300)
+const offRounds: Round[] = []
+const onRounds: Round[] = []
+const ratios: number[] = []
+const cpuRatios: number[] = []
+for (let i = 0; i < ROUNDS; i++) {
+  // Alternate which goes first, so a drift of the machine within a round does not favour one side.
+  const [a, b] = i % 2 === 0 ? [off, on] : [on, off]
+  const ra = await round(a, CALLS)
+  const rb = await round(b, CALLS)
+  const [rOff, rOn] = a === off ? [ra, rb] : [rb, ra]
+  offRounds.push(rOff)
+  onRounds.push(rOn)
+  ratios.push(rOn.rate / rOff.rate)
+  cpuRatios.push(rOn.cpu / rOff.cpu)
+}
+const fmt = (xs: number[], digits = 3) => xs.map((x) => x.toFixed(digits)).join(', ')
+const line = (rs: Round[]) =>
+  `${median(rs.map((r) => r.rate)).toFixed(0)} calls/s [${Math.min(...rs.map((r) => r.rate)).toFixed(0)}–${Math.max(...rs.map((r) => r.rate)).toFixed(0)}], server CPU per call ${median(rs.map((r) => r.cpu)).toFixed(3)} ms`
+console.log(`  admin port off: ${line(offRounds)}`)
+console.log(`  admin port on:  ${line(onRounds)}`)
+console.log(
+  `  calls/s on / off: median ${median(ratios).toFixed(3)} [${Math.min(...ratios).toFixed(3)}–${Math.max(...ratios).toFixed(3)}] (rounds: ${fmt(ratios)})`,
+)
+console.log(
+  `  server CPU per call on / off: median ${median(cpuRatios).toFixed(3)} [${Math.min(...cpuRatios).toFixed(3)}–${Math.max(...cpuRatios).toFixed(3)}]`,
+)
+await off.stop()
+await on.stop()
