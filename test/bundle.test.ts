@@ -1,5 +1,7 @@
-// The shrinkwrap an app's tarball carries: exactly its runtime closure from the repository's lockfile, so the
-// installed command gets the versions tested here and nothing of the workspace.
+// The shrinkwrap a CLI-only app's tarball carries (quenchz, prove: private, installed with npm install -g): exactly its
+// runtime closure from the repository's lockfile, so the installed command gets the versions tested here and nothing of
+// the workspace. The library apps (preflight, provider, providercheck) ship none: in a merchant's project it would pin
+// and nest their whole tree; their @tollgate/* dependencies are the published libraries.
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -12,7 +14,16 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url))
 type Lock = { packages: Record<string, { version?: string; integrity?: string; dev?: boolean }> }
 const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as Lock
 
-for (const app of Object.keys(BUNDLES as Record<string, unknown>)) {
+const isCliOnly = (app: string) =>
+  (JSON.parse(readFileSync(join(ROOT, app, 'package.json'), 'utf8')) as { private?: boolean }).private === true
+
+test('the CLI-only apps are exactly quenchz and prove; the library apps are published', () => {
+  const apps = Object.keys(BUNDLES as Record<string, unknown>)
+  assert.deepEqual(apps.filter(isCliOnly).sort(), ['apps/prove', 'apps/quenchz'])
+  assert.deepEqual(apps.filter((a) => !isCliOnly(a)).sort(), ['apps/preflight', 'apps/provider', 'apps/providercheck'])
+})
+
+for (const app of Object.keys(BUNDLES as Record<string, unknown>).filter(isCliOnly)) {
   test(`${app}: the shrinkwrap is the app's runtime closure, pinned to the lockfile`, () => {
     const pkg = JSON.parse(readFileSync(join(ROOT, app, 'package.json'), 'utf8')) as {
       dependencies?: Record<string, string>
@@ -34,7 +45,9 @@ for (const app of Object.keys(BUNDLES as Record<string, unknown>)) {
   })
 }
 
-test('preflight ships with no npm dependency at all', () => {
-  const wrap = shrinkwrapFor(join(ROOT, 'apps/preflight')) as Lock
-  assert.deepEqual(Object.keys(wrap.packages), [''])
+test('preflight depends on no third-party npm package: only its own two published libraries', () => {
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'apps/preflight/package.json'), 'utf8')) as {
+    dependencies?: Record<string, string>
+  }
+  assert.deepEqual(Object.keys(pkg.dependencies ?? {}).sort(), ['@tollgate/cli', '@tollgate/strict-json'])
 })

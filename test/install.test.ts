@@ -6,7 +6,7 @@
 // support/loopback-registry.ts), and better-sqlite3 gets the native binary this checkout already built as its
 // prebuild, so the install compiles nothing.
 import assert from 'node:assert/strict'
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
+import { type ChildProcess, spawn } from 'node:child_process'
 import {
   copyFileSync,
   existsSync,
@@ -22,35 +22,14 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
+import { packAll } from '../scripts/pack-all.mjs'
 import { type LoopbackRegistry, startLoopbackRegistry } from './support/loopback-registry.ts'
+import { isolatedNpmEnv, NPM, run, userNpmCache } from './support/npm-install.ts'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const APPS = ['apps/preflight', 'apps/provider', 'apps/providercheck', 'apps/quenchz', 'apps/prove']
 const BINS = ['preflight', 'fakemerchant', 'providercheck', 'quenchz', 'prove']
 const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version
-const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm'
-
-interface Run {
-  code: number | null
-  stdout: string
-  stderr: string
-}
-
-function run(command: string, args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: options.cwd, env: options.env ?? process.env })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.setEncoding('utf8').on('data', (d: string) => {
-      stdout += d
-    })
-    child.stderr.setEncoding('utf8').on('data', (d: string) => {
-      stderr += d
-    })
-    child.once('error', reject)
-    child.once('close', (code) => resolve({ code, stdout, stderr }))
-  })
-}
 
 /** Starts a long-running installed command and resolves once a stdout line matches `ready`. */
 function startServer(
@@ -104,18 +83,6 @@ function freePort(): Promise<number> {
   })
 }
 
-/** The better-sqlite3 binary this checkout built, packed the way prebuild-install looks for it. */
-function localPrebuild(dir: string): string | undefined {
-  const pkgDir = join(ROOT, 'node_modules', 'better-sqlite3')
-  const binary = join(pkgDir, 'build', 'Release', 'better_sqlite3.node')
-  if (!existsSync(binary)) return undefined
-  const { version } = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8')) as { version: string }
-  const name = `better-sqlite3-v${version}-node-v${process.versions.modules}-${process.platform}-${process.arch}.tar.gz`
-  mkdirSync(dir, { recursive: true })
-  execFileSync('tar', ['czf', join(dir, name), '-C', pkgDir, 'build/Release/better_sqlite3.node'])
-  return dir
-}
-
 describe('installed from npm pack tarballs into an empty prefix', { timeout: 600_000 }, () => {
   const work = mkdtempSync(join(tmpdir(), 'tollgate-install-'))
   const elsewhere = join(work, 'elsewhere')
@@ -126,33 +93,21 @@ describe('installed from npm pack tarballs into an empty prefix', { timeout: 600
 
   before(async () => {
     mkdirSync(elsewhere)
-    const tarballs = join(work, 'tarballs')
-    mkdirSync(tarballs)
-    const pack = await run(NPM, ['pack', '--pack-destination', tarballs, ...APPS.flatMap((a) => ['-w', a])], {
-      cwd: ROOT,
-    })
-    assert.equal(pack.code, 0, `npm pack failed:\n${pack.stderr}`)
-    const packed = readdirSync(tarballs).filter((f) => f.endsWith('.tgz'))
-    assert.equal(packed.length, APPS.length, packed.join(', '))
+    // The apps and the published libraries they depend on, packed as for a release (scripts/pack-all.mjs).
+    const packed = packAll(join(work, 'tarballs'), { clis: true })
+    const apps = packed.filter((t) => APPS.includes(t.dir as string))
+    assert.deepEqual(apps.map((t) => t.dir).sort(), [...APPS].sort())
     // prepack's shrinkwrap is removed again by postpack: the working tree stays as it was.
     for (const app of APPS) assert.equal(existsSync(join(ROOT, app, 'npm-shrinkwrap.json')), false, app)
 
-    const npmCache = execFileSync(NPM, ['config', 'get', 'cache'], { encoding: 'utf8' }).trim()
-    registry = await startLoopbackRegistry(join(ROOT, 'package-lock.json'), npmCache)
-    const prebuilds = localPrebuild(join(work, 'prebuilds'))
-    env = {
-      ...process.env,
-      npm_config_registry: registry.url,
-      // A cache of its own: nothing the loopback registry serves lands in the user's cache.
-      npm_config_cache: join(work, 'npm-cache'),
-      npm_config_audit: 'false',
-      npm_config_fund: 'false',
-      npm_config_update_notifier: 'false',
-      ...(prebuilds !== undefined && { npm_config_better_sqlite3_local_prebuilds: prebuilds }),
-    }
+    const npmCache = userNpmCache()
+    // The libraries are served as the npm registry would serve them once published.
+    const libraries = packed.filter((t) => !APPS.includes(t.dir as string)).map((t) => t.file)
+    registry = await startLoopbackRegistry(join(ROOT, 'package-lock.json'), npmCache, libraries)
+    env = isolatedNpmEnv(work, registry.url)
     const install = await run(
       NPM,
-      ['install', '-g', '--prefix', prefix, '--allow-scripts=better-sqlite3', ...packed.map((f) => join(tarballs, f))],
+      ['install', '-g', '--prefix', prefix, '--allow-scripts=better-sqlite3', ...apps.map((t) => t.file)],
       { cwd: elsewhere, env },
     )
     const missing =
@@ -169,12 +124,22 @@ describe('installed from npm pack tarballs into an empty prefix', { timeout: 600
     for (const name of BINS) assert.ok(existsSync(bin(name)), name)
   })
 
-  test('the installed package holds the bundle and no workspace library', () => {
+  test('the installed packages are the five commands; only published @tollgate libraries come with them', () => {
     const installed = join(prefix, 'lib', 'node_modules', '@tollgate')
     assert.deepEqual(readdirSync(installed).sort(), ['preflight', 'prove', 'provider', 'providercheck', 'quenchz'])
     for (const app of readdirSync(installed)) {
       const nested = join(installed, app, 'node_modules', '@tollgate')
-      assert.equal(existsSync(nested), false, `${app} installed a @tollgate dependency`)
+      // The CLI-only apps bundle everything of ours; the library apps bring the published libraries they import.
+      const manifestInRepo = JSON.parse(readFileSync(join(ROOT, 'apps', app, 'package.json'), 'utf8')) as {
+        dependencies: Record<string, string>
+      }
+      const expected = ['prove', 'quenchz'].includes(app)
+        ? []
+        : Object.keys(manifestInRepo.dependencies)
+            .filter((d) => d.startsWith('@tollgate/'))
+            .map((d) => d.slice('@tollgate/'.length))
+            .sort()
+      assert.deepEqual(existsSync(nested) ? readdirSync(nested).sort() : [], expected, app)
       const manifest = JSON.parse(readFileSync(join(installed, app, 'package.json'), 'utf8')) as { version: string }
       assert.equal(manifest.version, VERSION, app)
     }

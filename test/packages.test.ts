@@ -10,11 +10,23 @@
 // `require` from node16 (which resolves to ESM: an error before Node 20.19's require(esm)). Every other problem counts.
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import {
+  cpSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs'
 import { builtinModules } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
+import { type PostgresProbe, probePostgres } from '@tollgate/test-support'
 import { packAll } from '../scripts/pack-all.mjs'
 import { type LoopbackRegistry, startLoopbackRegistry } from './support/loopback-registry.ts'
 import { isolatedNpmEnv, NPM, ROOT, run, userNpmCache } from './support/npm-install.ts'
@@ -36,7 +48,6 @@ const PUBLISHED = [
 /** Subpath entry points beyond ".", each of which must resolve and type-check too. */
 const SUBPATHS = ['@tollgate/provider/testing']
 const BIN = join(ROOT, 'node_modules', '.bin')
-const DEAD_REGISTRY = 'http://127.0.0.1:9/' // the discard port: a dry run that tried to publish could reach nothing
 
 const lockedVersion = (name: string): string => {
   const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as {
@@ -72,13 +83,17 @@ describe('the publishable packages, packed and installed into an empty project',
     mkdirSync(project)
     writeFileSync(
       join(project, 'package.json'),
-      `${JSON.stringify({ name: 'merchant-project', private: true, type: 'module' }, null, 2)}\n`,
+      `${JSON.stringify(
+        // npm 11 runs no install script unless allowed: better-sqlite3 (the provider's SQLite) needs its own.
+        { name: 'merchant-project', private: true, type: 'module', allowScripts: { 'better-sqlite3': true } },
+        null,
+        2,
+      )}\n`,
     )
     const install = await run(
       NPM,
       [
         'install',
-        '--allow-scripts=better-sqlite3',
         ...tarballs.map((t) => t.file),
         `typescript@${lockedVersion('typescript')}`,
         `@types/node@${lockedVersion('@types/node')}`,
@@ -94,13 +109,14 @@ describe('the publishable packages, packed and installed into an empty project',
     rmSync(work, { recursive: true, force: true })
   })
 
-  test('exactly the publishable workspaces are packed, each carrying its licence, README, dist and types', () => {
+  test('exactly the publishable workspaces are packed, each carrying its licence, README, changelog, dist and types', () => {
     assert.deepEqual(tarballs.map((t) => t.name).sort(), PUBLISHED)
     for (const { name, file } of tarballs) {
       const listing = readTarList(file)
       for (const required of [
         'package/LICENSE',
         'package/README.md',
+        'package/CHANGELOG.md',
         'package/dist/index.js',
         'package/dist/index.d.ts',
       ])
@@ -140,11 +156,22 @@ describe('the publishable packages, packed and installed into an empty project',
   })
 
   test('npm publish --dry-run accepts every tarball without a warning (and publishes nothing)', async () => {
+    // npm 11 asks the registry about the package even on a dry run: the loopback registry answers (it does not know
+    // @tollgate/*, and accepts no PUT), with no retries, so nothing can leave this machine and nothing waits.
+    const url = new URL(registry?.url as string)
     for (const { name, file } of tarballs) {
       const r = await run(
         NPM,
-        // A token for the dead registry only, so npm does not warn that no one is logged in.
-        ['publish', '--dry-run', file, '--registry', DEAD_REGISTRY, `--//127.0.0.1:9/:_authToken=dry-run-only`],
+        [
+          'publish',
+          '--dry-run',
+          file,
+          '--registry',
+          url.href,
+          '--fetch-retries=0',
+          // A token for this registry only, so npm does not warn that no one is logged in.
+          `--//${url.host}${url.pathname}:_authToken=dry-run-only`,
+        ],
         { cwd: work },
       )
       assert.equal(r.code, 0, `${name}:\n${r.stderr}`)
@@ -172,7 +199,7 @@ describe('the publishable packages, packed and installed into an empty project',
     const loaded = JSON.parse(r.stdout) as Record<string, { where: string; exported: number }>
     for (const [name, { where, exported }] of Object.entries(loaded)) {
       assert.ok(where.startsWith(`file://${project}/node_modules/`), `${name} resolved to ${where}`)
-      assert.match(where, /\/dist\/[^/]+\.js$/, name)
+      assert.match(where, /\/dist\/(?:[^/]+\/)*[^/]+\.js$/, name)
       assert.ok(exported > 0, `${name} exports nothing`)
     }
   })
@@ -244,6 +271,63 @@ describe('the publishable packages, packed and installed into an empty project',
     const ours = r.stdout.split('\n').filter((l) => /node_modules\/@tollgate\/|^use\.ts/.test(l))
     assert.deepEqual(ours, [], r.stdout)
     assert.equal(r.code, 0, r.stdout)
+  })
+
+  // Issue 23 §5: the worked merchant, consumed as a merchant would — its own folder, `npm install` with the tarballs
+  // standing in for the npm registry's @tollgate/* (the example's package.json is copied unchanged), then its own
+  // `npm test`: tsc (strict, nodenext) over its port and tests, the testing kit on SQLite and PostgreSQL, and
+  // providercheck over MCP (both eras) and REST.
+  describe('examples/merchant-billing, installed from the tarballs into a clean folder', () => {
+    const merchant = join(work, 'merchant-billing')
+    let exampleRegistry: LoopbackRegistry | undefined
+    let install: { code: number | null; stderr: string; ms: number } | undefined
+    let postgres: PostgresProbe | undefined
+
+    before(async () => {
+      postgres = await probePostgres()
+      cpSync(join(ROOT, 'examples/merchant-billing'), merchant, {
+        recursive: true,
+        filter: (source) => !/[/\\](node_modules|dist)([/\\]|$)/.test(source),
+      })
+      exampleRegistry = await startLoopbackRegistry(
+        join(ROOT, 'package-lock.json'),
+        userNpmCache(),
+        tarballs.map((t) => t.file),
+      )
+      const started = performance.now()
+      const r = await run(NPM, ['install'], { cwd: merchant, env: isolatedNpmEnv(work, exampleRegistry.url) })
+      const missing = exampleRegistry.missing.length > 0 ? `\nnot in the npm cache: ${exampleRegistry.missing}` : ''
+      install = { code: r.code, stderr: `${r.stderr.slice(-4000)}${missing}`, ms: performance.now() - started }
+    })
+
+    after(async () => {
+      await exampleRegistry?.close()
+    })
+
+    test('npm install alone gives it every package, none of them a file of this repository', (t) => {
+      assert.equal(install?.code, 0, install?.stderr)
+      t.diagnostic(`npm install of the example in a clean folder: ${Math.round(install?.ms ?? 0)} ms`)
+      for (const name of ['@tollgate/provider', '@tollgate/providercheck', '@tollgate/contract']) {
+        const dir = join(merchant, 'node_modules', name)
+        assert.equal(lstatSync(dir).isSymbolicLink(), false, `${name} is a link`)
+        assert.ok(realpathSync(dir).startsWith(realpathSync(merchant)), `${name} resolves outside the example`)
+      }
+    })
+
+    test('its own npm test passes: tsc, the testing kit on SQLite and PostgreSQL, providercheck over MCP and REST', async (t) => {
+      assert.equal(install?.code, 0, 'the install failed')
+      // Without NODE_TEST_CONTEXT (set by this runner), the example's node --test reports in its own TAP, as for a merchant.
+      const { NODE_TEST_CONTEXT: _, ...inherited } = process.env
+      const env = { ...inherited, ...(postgres?.skip === undefined && { DATABASE_URL: postgres?.url }) }
+      const r = await run(NPM, ['test'], { cwd: merchant, env })
+      assert.equal(r.code, 0, `${r.stdout.slice(-6000)}\n${r.stderr.slice(-2000)}`)
+      const count = (what: string) => Number(r.stdout.match(new RegExp(`^(?:#|ℹ) ${what} (\\d+)$`, 'm'))?.[1])
+      t.diagnostic(`example tests: ${count('pass')} passed, ${count('skipped')} skipped`)
+      assert.equal(count('fail'), 0)
+      // 16 port checks and 5 providercheck runs with PostgreSQL; without it, the SQLite half.
+      assert.ok(count('pass') >= (postgres?.skip === undefined ? 21 : 11), r.stdout.slice(-3000))
+      if (postgres?.skip === undefined) assert.equal(count('skipped'), 0)
+    })
   })
 
   test('the tarball sizes are reported (packed and unpacked, bytes)', (t) => {

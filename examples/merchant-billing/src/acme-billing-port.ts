@@ -8,9 +8,16 @@ import type {
   BillingRefusal,
   CancelCommand,
   CancelOutcome,
+  Customer,
+  CustomerCandidate,
+  CustomerQuery,
+  Describe,
   LookupOutcome,
   RefundCommand,
   RefundOutcome,
+  Subscription,
+  Transaction,
+  TransactionList,
 } from '@tollgate/provider'
 import type { AccountRow, CancellationRow, PaymentRow, PlanRow, RefundRow } from './billing-db.js'
 import type { Sql } from './sql.js'
@@ -41,7 +48,8 @@ export class AcmeBillingPort implements BillingPort {
     this.#now = options.now ?? (() => Math.floor(Date.now() / 1000))
   }
 
-  async describe() {
+  // The contract's types (generated from its JSON Schemas): a wrong field, type or a missing one fails tsc here.
+  async describe(): Promise<Describe> {
     return {
       contract_version: '1.0',
       currencies: ['USD'],
@@ -55,7 +63,7 @@ export class AcmeBillingPort implements BillingPort {
     }
   }
 
-  async findCustomers(query: Record<string, string>): Promise<{ customer_ref: string }[]> {
+  async findCustomers(query: CustomerQuery): Promise<CustomerCandidate[]> {
     const where: string[] = []
     const params: string[] = []
     const paymentHas = (column: string) =>
@@ -78,7 +86,7 @@ export class AcmeBillingPort implements BillingPort {
     return rows.map((r) => ({ customer_ref: r.id }))
   }
 
-  async getCustomer(customerRef: string) {
+  async getCustomer(customerRef: string): Promise<Customer | undefined> {
     const account = await this.#sql.one<AccountRow>('SELECT * FROM accounts WHERE id = $1', [customerRef])
     if (account === undefined) return undefined
     const refunds = await this.#sql.all<RefundRow & { currency: string }>(
@@ -97,7 +105,7 @@ export class AcmeBillingPort implements BillingPort {
     }
   }
 
-  async listTransactions(customerRef: string) {
+  async listTransactions(customerRef: string): Promise<TransactionList | undefined> {
     const account = await this.#sql.one<{ id: string }>('SELECT id FROM accounts WHERE id = $1', [customerRef])
     if (account === undefined) return undefined
     const payments = await this.#sql.all<PaymentRow>(
@@ -111,12 +119,12 @@ export class AcmeBillingPort implements BillingPort {
     }
   }
 
-  async getTransaction(transactionRef: string) {
+  async getTransaction(transactionRef: string): Promise<Transaction | undefined> {
     const payment = await this.#sql.one<PaymentRow>('SELECT * FROM payments WHERE id = $1', [transactionRef])
     return payment === undefined ? undefined : this.#transaction(payment, this.#sql)
   }
 
-  async getSubscription(subscriptionRef: string) {
+  async getSubscription(subscriptionRef: string): Promise<Subscription | undefined> {
     const plan = await this.#sql.one<PlanRow>('SELECT * FROM plans WHERE id = $1', [subscriptionRef])
     return plan === undefined ? undefined : this.#subscription(plan)
   }
@@ -210,7 +218,7 @@ export class AcmeBillingPort implements BillingPort {
     return undefined
   }
 
-  async #transaction(payment: PaymentRow, sql: Sql) {
+  async #transaction(payment: PaymentRow, sql: Sql): Promise<Transaction> {
     const refunds = await sql.all<RefundRow>(
       'SELECT * FROM payment_refunds WHERE payment_id = $1 ORDER BY created_unix, id',
       [payment.id],
@@ -236,7 +244,7 @@ export class AcmeBillingPort implements BillingPort {
     }
   }
 
-  async #subscription(plan: PlanRow) {
+  async #subscription(plan: PlanRow): Promise<Subscription> {
     const last =
       plan.last_payment_id === null
         ? undefined
