@@ -6,6 +6,8 @@ import { dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import {
   type Audience,
+  type Budget,
+  type BudgetStoreEvent,
   type Clock,
   createAudience,
   FairScheduler,
@@ -15,6 +17,7 @@ import {
   loopbackAllowList,
   manualClock,
   monotonicClock,
+  OpenFairBudget,
   wallClock,
 } from '@tollgate/gate'
 import { Health, type RunningAdminServer, startAdminServer } from '@tollgate/operability'
@@ -145,14 +148,30 @@ async function serve(plan: ServePlan, io: CliIo, cwd: string): Promise<number | 
   }
   const identity = await openIdentity(plan)
   if (typeof identity === 'string') return fail(identity)
+  // The log exists once serving is certain; what the budget store notices before that goes to stderr as a line.
+  let log: Logger | undefined
   // A Redis that cannot be reached yet is not fatal: quenchz listens, /readyz says 503 until Redis answers.
   let shared: SharedBudgetStore | undefined
   if (plan.redis !== undefined) {
-    shared = await connectBudgetStore(plan.redis, plan.prefix, (message) => io.stderr(message))
+    shared = await connectBudgetStore(plan.redis, {
+      prefix: plan.prefix,
+      commandTimeoutMs: plan.redisTimeoutMs,
+      onLostState: plan.onLostState,
+      onConnection: (message) => io.stderr(message),
+      onStoreEvent: (event) => logStoreEvent(event, plan.prefix, log, io),
+    })
     opened.add(() => shared?.close())
   }
-  // Metrics only with an admin port to serve them on: without one, nothing is counted at all.
-  const metrics = plan.admin === undefined ? undefined : createQuenchzMetrics({ namedCallers: Object.values(CALLERS) })
+  // Metrics only with an admin port to serve them on: without one, nothing is counted at all. Callers named in the
+  // budget metrics are a set fixed by configuration (never every sub an issuer may mint): the seed's two, or the
+  // policy's listed callers when there are few enough to be labels.
+  const namedCallers =
+    plan.policy === undefined
+      ? Object.values(CALLERS)
+      : Object.keys(plan.policy.callers ?? {}).length <= MAX_NAMED_CALLERS
+        ? Object.keys(plan.policy.callers ?? {})
+        : []
+  const metrics = plan.admin === undefined ? undefined : createQuenchzMetrics({ namedCallers })
   const source = await openRatesSource(plan, metrics)
   if (typeof source === 'string') return fail(source)
   opened.add(() => source.close())
@@ -166,7 +185,7 @@ async function serve(plan: ServePlan, io: CliIo, cwd: string): Promise<number | 
     await opened.closeAll()
     return 0
   }
-  const log = pino({ level: plan.logLevel, base: { service: 'quenchz' } }, pino.destination(2))
+  log = pino({ level: plan.logLevel, base: { service: 'quenchz' } }, pino.destination(2))
   const health = readiness(shared, log)
   let running: RunningQuenchz
   try {
@@ -175,7 +194,7 @@ async function serve(plan: ServePlan, io: CliIo, cwd: string): Promise<number | 
       audience: identity.audience,
       host: plan.host,
       port: plan.port,
-      budget: quenchzBudget(CLOCKS[plan.clock](), shared?.store),
+      budget: budgetOf(plan, shared),
       allowList: allowListOf(plan),
       scheduler: new FairScheduler({ perCaller: plan.maxInFlight, maxWaitingPerCaller: plan.maxWaiting }),
       advertisedScopes: plan.advertisedScopes,
@@ -219,6 +238,50 @@ async function serve(plan: ServePlan, io: CliIo, cwd: string): Promise<number | 
     plan.tokensPath !== undefined && identity.issuer !== undefined ? keyPathFor(plan.tokensPath) : undefined
   if (keptKey !== undefined) process.once('exit', () => removeKeyFile(keptKey))
   return 'serving'
+}
+
+/** Callers of a budget policy named one by one in the metrics at most; past it, all are counted as `other`. */
+const MAX_NAMED_CALLERS = 50
+
+/**
+ * The budget every tools/call is charged to. With the in-process issuer: the seed's fair budget, exactly (agent-alpha
+ * and agent-beta, 45/15). With --jwks-url: every verified sub is a caller of the open fair budget (its own reserve,
+ * then the shared pool). In memory, or in Redis shared by replicas.
+ */
+function budgetOf(plan: ServePlan, shared: SharedBudgetStore | undefined): Budget {
+  const clock = CLOCKS[plan.clock]()
+  if (plan.policy === undefined) return quenchzBudget(clock, shared?.store)
+  return new OpenFairBudget({ policy: plan.policy, clock, ...(shared !== undefined && { store: shared.store }) })
+}
+
+/**
+ * One log line per change the budget store notices (never one per call): a charge failing (calls answered 503 until
+ * it answers), answering again, Redis having lost the budget's state (the epoch key gone: reseeded or refusing), or
+ * another replica having reseeded it.
+ */
+function logStoreEvent(event: BudgetStoreEvent, prefix: string, log: Logger | undefined, io: CliIo): void {
+  const line = (level: 'info' | 'warn' | 'error', fields: Record<string, unknown>, msg: string) =>
+    log !== undefined ? log[level](fields, msg) : io.stderr(`${msg} ${JSON.stringify(fields)}`)
+  switch (event.kind) {
+    case 'unavailable':
+      line('warn', { cause: event.cause }, 'budget store failed: calls are answered 503 until it answers')
+      return
+    case 'available':
+      line('info', {}, 'budget store answers again')
+      return
+    case 'state-lost':
+      if (event.action === 'reseeded')
+        line('error', { action: 'reseeded' }, 'the budget Redis lost its state: every caller starts full again')
+      else
+        line(
+          'error',
+          { action: 'refusing', acknowledge: `SET ${prefix}epoch acknowledged` },
+          'the budget Redis lost its state: every call is refused until an operator acknowledges it',
+        )
+      return
+    case 'epoch-changed':
+      line('info', {}, 'the budget state was reseeded elsewhere (another replica or an operator); following it')
+  }
 }
 
 /**
@@ -383,6 +446,18 @@ function stopOnSignals(opened: Opened, running: RunningQuenchz, deadlineMs: numb
 }
 
 /**
+ * Outcomes logged as `call refused`: each its own word, though over-budget and unknown-caller get the same answer
+ * (concealment). unavailable: the budget store could not charge (503); abandoned: the client had gone first.
+ */
+const REFUSED: ReadonlySet<string> = new Set([
+  'over-budget',
+  'unknown-caller',
+  'no-such-tool',
+  'unavailable',
+  'abandoned',
+])
+
+/**
  * One log line per event: `info` for a served call (caller, tool, outcome, where its unit came from, the budget left
  * after it, duration),
  * `warn` for every refusal with its reason. Never a token, an argument or a name the caller typed.
@@ -399,7 +474,7 @@ export function logEvent(log: Logger): (event: GateEvent) => void {
           left: event.left ?? null,
           ms: Math.round(event.durationMs * 10) / 10,
         }
-        if (event.outcome === 'over-budget' || event.outcome === 'no-such-tool') log.warn(line, 'call refused')
+        if (REFUSED.has(event.outcome)) log.warn(line, 'call refused')
         else log.info(line, 'call')
         return
       }
@@ -413,7 +488,10 @@ export function logEvent(log: Logger): (event: GateEvent) => void {
         log.warn({ status: event.status }, 'host refused')
         return
       case 'fault':
-        log.error({ code: event.code, tool: event.tool, err: event.error }, 'server fault')
+        // A budget store that cannot charge is logged once per outage by the store itself (logStoreEvent); each call
+        // it refused is its own 'call refused' line with outcome 'unavailable'.
+        if (event.code === 'budget-store') log.debug({ code: event.code, err: event.error }, 'server fault')
+        else log.error({ code: event.code, tool: event.tool, err: event.error }, 'server fault')
     }
   }
 }

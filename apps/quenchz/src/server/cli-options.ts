@@ -1,9 +1,11 @@
 // The serving command's flags: one table that drives the parser, `--help` and the README test, and the checks that
 // turn argv into a plan. A problem is returned as one line naming the flag; no value a person typed is echoed at
 // length (a flag's value may be a token-like secret, a URL with a password, or megabytes of text).
+import { readFileSync, statSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
+import { BudgetConfigError, type BudgetPolicy, budgetPolicy, DEFAULT_COMMAND_TIMEOUT_MS } from '@tollgate/gate'
 import type { SourceConfig } from '../rates/index.js'
 import { ECB_EXR_BASE } from '../rates/sources/live.js'
 import { DEFAULT_ADVERTISED_SCOPES, DEFAULT_PORT, RESOURCE } from './constants.js'
@@ -28,6 +30,14 @@ export const DEFAULT_JWKS_MAX_AGE_SECONDS = 300
 export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000
 /** Longest `--shutdown-timeout-ms`: ten minutes. */
 export const MAX_SHUTDOWN_TIMEOUT_MS = 600_000
+/**
+ * The open budget's defaults with --jwks-url, sized for a small team: each caller holds 60 calls a minute no one else
+ * can spend (one a second, sustained), and all share 240 more a minute, so one busy caller gets at most 300 a minute
+ * while each other still gets its own 60.
+ */
+export const DEFAULT_OPEN_BUDGET = { reserve: 60, pool: 240, windowSeconds: 60 } as const
+/** Largest --budget-policy file read, bytes (100 000 listed callers fit well within). */
+export const MAX_POLICY_FILE_BYTES = 16 * 1024 * 1024
 
 interface FlagSpec {
   type: 'string' | 'boolean'
@@ -104,8 +114,43 @@ export const SERVE_FLAGS: Record<string, FlagSpec> = {
     shown: 'wall',
     help: 'wall (refills), monotonic, or frozen (never refills: the proofs)',
   },
+  'budget-policy': {
+    type: 'string',
+    value: 'FILE',
+    help: 'with --jwks-url: the budget policy, JSON {reserve, pool, windowSeconds, unlistedCallers, callers}; flags below override it',
+  },
+  'caller-reserve': {
+    type: 'string',
+    value: 'N',
+    shown: String(DEFAULT_OPEN_BUDGET.reserve),
+    help: 'with --jwks-url: calls per window each caller (token sub) holds for itself; no other caller can spend them',
+  },
+  'budget-pool': {
+    type: 'string',
+    value: 'N',
+    shown: String(DEFAULT_OPEN_BUDGET.pool),
+    help: 'with --jwks-url: calls per window shared by all callers, spent once a caller’s own reserve is empty',
+  },
+  'budget-window': {
+    type: 'string',
+    value: 'SECONDS',
+    shown: String(DEFAULT_OPEN_BUDGET.windowSeconds),
+    help: 'with --jwks-url: seconds in which an empty reserve, and the empty pool, refill completely',
+  },
   'budget-redis': { type: 'string', value: 'URL', help: 'keep the budget in Redis, shared by replicas' },
   'budget-prefix': { type: 'string', value: 'PREFIX', shown: 'quenchz:budget:', help: 'key prefix in Redis' },
+  'budget-redis-timeout-ms': {
+    type: 'string',
+    value: 'MS',
+    shown: String(DEFAULT_COMMAND_TIMEOUT_MS),
+    help: 'with --budget-redis: the longest a call waits for Redis; then it is answered 503 and never charged',
+  },
+  'budget-state-lost': {
+    type: 'string',
+    value: 'ACTION',
+    shown: 'reseed',
+    help: 'with --budget-redis: when Redis comes back without the budget (restarted empty): reseed (every caller starts full) or refuse (503 until acknowledged)',
+  },
   'max-in-flight': {
     type: 'string',
     value: 'N',
@@ -234,6 +279,11 @@ export interface ServePlan {
   clock: ClockName
   redis: URL | undefined
   prefix: string
+  /** With --jwks-url: the open fair budget's policy (every verified sub a caller); undefined: the seed's budget. */
+  policy: BudgetPolicy | undefined
+  /** With --budget-redis: the Redis command timeout (ms), and what to do when Redis has lost the budget's state. */
+  redisTimeoutMs: number
+  onLostState: 'reseed' | 'refuse'
   maxInFlight: number
   maxWaiting: number
   /** The admin listener (metrics and health), or undefined: off. */
@@ -290,6 +340,22 @@ export function servePlan(values: Values, cwd: string, env: NodeJS.ProcessEnv): 
   // Each process's monotonic clock starts at its own zero; replicas sharing state must read one clock.
   if (redis !== undefined && clock === 'monotonic')
     return { problem: '--budget-clock monotonic is per process: with --budget-redis use frozen or wall' }
+  const policy = openBudgetPolicy(values, mode, cwd)
+  if (policy !== undefined && 'problem' in policy) return policy
+  for (const flag of ['budget-redis-timeout-ms', 'budget-state-lost']) {
+    if (redis === undefined && values[flag] !== undefined) return { problem: `--${flag} needs --budget-redis` }
+  }
+  const redisTimeoutMs = integerFlag(
+    'budget-redis-timeout-ms',
+    str('budget-redis-timeout-ms'),
+    DEFAULT_COMMAND_TIMEOUT_MS,
+    10,
+    60_000,
+  )
+  if (typeof redisTimeoutMs !== 'number') return redisTimeoutMs
+  const onLostState = str('budget-state-lost') ?? 'reseed'
+  if (onLostState !== 'reseed' && onLostState !== 'refuse')
+    return { problem: '--budget-state-lost must be reseed or refuse' }
   const maxInFlight = integerFlag('max-in-flight', str('max-in-flight'), DEFAULT_MAX_IN_FLIGHT, 1, 1024)
   if (typeof maxInFlight !== 'number') return maxInFlight
   const maxWaiting = integerFlag('max-waiting', str('max-waiting'), DEFAULT_MAX_WAITING, 1, 65_536)
@@ -327,6 +393,9 @@ export function servePlan(values: Values, cwd: string, env: NodeJS.ProcessEnv): 
     clock,
     redis,
     prefix,
+    policy,
+    redisTimeoutMs,
+    onLostState,
     maxInFlight,
     maxWaiting,
     admin: adminPort === undefined ? undefined : { host: adminHost ?? '127.0.0.1', port: adminPort },
@@ -380,6 +449,80 @@ function jwksOptions(
   )
   if (typeof maxAge !== 'number') return maxAge
   return { advertisedScopes, cooldownMs: cooldown * 1000, maxAgeMs: maxAge * 1000 }
+}
+
+const POLICY_FLAGS = ['budget-policy', 'caller-reserve', 'budget-pool', 'budget-window'] as const
+
+/**
+ * The open budget's policy with --jwks-url: the defaults, then the --budget-policy file's fields, then the flags
+ * given (each flag wins over the file). The file is the gate's budgetPolicy format; a problem names the field at
+ * fault (a caller's sub only by its place in `callers`, never echoed). With the in-process issuer the flags are
+ * refused: that mode keeps the seed's two-caller budget exactly.
+ */
+function openBudgetPolicy(values: Values, mode: TokenMode, cwd: string): BudgetPolicy | UsageProblem | undefined {
+  if (mode.kind !== 'jwks') {
+    for (const flag of POLICY_FLAGS) if (values[flag] !== undefined) return { problem: `--${flag} needs --jwks-url` }
+    return undefined
+  }
+  const max = 1_000_000_000
+  const reserve = optionalInteger('caller-reserve', values['caller-reserve'] as string | undefined, 0, max)
+  if (typeof reserve === 'object') return reserve
+  const pool = optionalInteger('budget-pool', values['budget-pool'] as string | undefined, 0, max)
+  if (typeof pool === 'object') return pool
+  const window = optionalInteger('budget-window', values['budget-window'] as string | undefined, 1, 86_400)
+  if (typeof window === 'object') return window
+  const path = values['budget-policy'] as string | undefined
+  let fromFile: Record<string, unknown> = {}
+  if (path !== undefined) {
+    const read = readPolicyFile(resolve(cwd, path))
+    if (typeof read === 'string') return { problem: `--budget-policy: ${read}` }
+    fromFile = read
+  }
+  const merged = {
+    ...DEFAULT_OPEN_BUDGET,
+    ...fromFile,
+    ...(reserve !== undefined && { reserve }),
+    ...(pool !== undefined && { pool }),
+    ...(window !== undefined && { windowSeconds: window }),
+  }
+  try {
+    return budgetPolicy(merged)
+  } catch (error) {
+    if (!(error instanceof BudgetConfigError)) throw error
+    // Which of the three said it: a flag's own bounds were checked above, so a problem here comes from the file or
+    // from the combination (reserve and pool both 0).
+    return { problem: `${path !== undefined ? '--budget-policy' : 'the budget policy'}: ${error.message}` }
+  }
+}
+
+function optionalInteger(
+  name: string,
+  raw: string | undefined,
+  min: number,
+  max: number,
+): number | UsageProblem | undefined {
+  return raw === undefined ? undefined : integerFlag(name, raw, 0, min, max)
+}
+
+/** The policy file as a JSON object, or a one-line reason naming neither the path's contents nor its values. */
+function readPolicyFile(file: string): Record<string, unknown> | string {
+  let text: string
+  try {
+    if (statSync(file).size > MAX_POLICY_FILE_BYTES)
+      return `the file is larger than ${MAX_POLICY_FILE_BYTES / 1024 / 1024} MiB`
+    text = readFileSync(file, 'utf8')
+  } catch (error) {
+    return `cannot read the file (${(error as { code?: string }).code ?? 'unreadable'})`
+  }
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch {
+    return 'the file is not JSON'
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return 'a budget policy must be a JSON object'
+  return value as Record<string, unknown>
 }
 
 /** An integer flag within bounds; the problem names the flag and the range, never the value. */

@@ -1,6 +1,12 @@
 // Deployment options of the CLI: a real issuer by JWKS URL, and a fair budget shared through Redis.
 // Every message here names a location without its credentials: a URL's user, password and query never appear.
-import { RedisBudgetStore, RedisSessionStore } from '@tollgate/gate'
+import {
+  type BudgetStoreEvent,
+  budgetRedisOptions,
+  DEFAULT_COMMAND_TIMEOUT_MS,
+  RedisBudgetStore,
+  RedisSessionStore,
+} from '@tollgate/gate'
 import { Redis } from 'ioredis'
 
 /** Where bearer tokens come from: the in-process issuer (mints the manifest) or a real issuer's JWKS. */
@@ -100,46 +106,62 @@ export interface SharedBudgetStore {
   close(): Promise<void>
 }
 
+/** Options of {@link connectBudgetStore}. */
+export interface BudgetStoreConnection {
+  /** The budget's key prefix (sessions go under `<prefix>sessions:`). */
+  prefix: string
+  /** The longest a Redis command may take, ms; then the call it charges is refused (503). Default 500. */
+  commandTimeoutMs?: number
+  /** When Redis comes back without the budget's state (no epoch key): reseed (default) or refuse. */
+  onLostState?: 'reseed' | 'refuse'
+  /** One line when Redis cannot be reached (at start too) and one when it answers again; never one per retry. */
+  onConnection: (message: string) => void
+  /** What the budget store noticed, once per change: a charge failing, answering again, the state lost. */
+  onStoreEvent?: (event: BudgetStoreEvent) => void
+}
+
 /**
  * Connects to Redis and pings it. A Redis that cannot be reached is not fatal, at start or later: the client keeps
- * reconnecting with capped backoff, calls meanwhile are refused by the budget (BudgetStoreError admits nothing), and
- * `ping` fails until Redis answers (the server's /readyz says 503). `onError` gets one line when Redis cannot be
- * reached (at start: `reachable: false`) and one when it answers again, never one per retry; lines name the host,
- * never the password.
+ * reconnecting with capped backoff, calls meanwhile are refused by the budget (BudgetStoreError admits nothing; with
+ * no offline queue a command fails at once instead of waiting for the reconnect), and `ping` fails until Redis
+ * answers (the server's /readyz says 503). A frozen Redis costs a call at most the command timeout. The budget's epoch
+ * key is written at start when Redis answers (else by the first charge), so a Redis that later comes back empty is
+ * noticed. Lines name the host, never the password.
  */
-export async function connectBudgetStore(
-  url: URL,
-  prefix: string,
-  onError: (message: string) => void,
-): Promise<SharedBudgetStore> {
+export async function connectBudgetStore(url: URL, options: BudgetStoreConnection): Promise<SharedBudgetStore> {
   const where = `${url.hostname}:${url.port || '6379'}`
   const redis = new Redis(url.href, {
     lazyConnect: true,
-    connectTimeout: 3000,
-    maxRetriesPerRequest: 1,
-    retryStrategy: (times) => Math.min(times * 200, 2000),
+    ...budgetRedisOptions({ commandTimeoutMs: options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS }),
   })
   // One line per outage: the first error after the connection was ready (or at start), then silence until it is back.
   let reported = false
   redis.on('error', (error: Error) => {
     if (reported) return
     reported = true
-    onError(`the budget Redis at ${where} cannot be reached (${oneLine(error)}); calls are refused until it answers`)
+    options.onConnection(
+      `the budget Redis at ${where} cannot be reached (${oneLine(error)}); calls are refused until it answers`,
+    )
   })
   redis.on('ready', () => {
     if (!reported) return
     reported = false
-    onError(`the budget Redis at ${where} answers again`)
+    options.onConnection(`the budget Redis at ${where} answers again`)
+  })
+  const store = new RedisBudgetStore(redis, {
+    prefix: options.prefix,
+    onLostState: options.onLostState ?? 'reseed',
+    ...(options.onStoreEvent !== undefined && { onEvent: options.onStoreEvent }),
   })
   try {
     await redis.connect()
-    await redis.ping()
+    await store.open()
   } catch {
     // Already reported by the error event; the client goes on reconnecting in the background.
   }
   return {
-    store: new RedisBudgetStore(redis, { prefix }),
-    sessions: new RedisSessionStore(redis, `${prefix}sessions:`),
+    store,
+    sessions: new RedisSessionStore(redis, `${options.prefix}sessions:`),
     async ping() {
       if (redis.status !== 'ready') throw new Error(`the budget Redis is ${redis.status}`)
       await redis.ping()

@@ -382,17 +382,22 @@ describe('--budget-redis: two servers share one fair budget', () => {
     await jwks?.close()
   })
 
-  test('a caller’s reserve and the spare spent across server A and B are spent on both; the other caller’s reserve is not', async (t) => {
+  test('with --jwks-url every sub is a caller: a reserve and the pool spent across server A and B are spent on both; another caller’s reserve is not', async (t) => {
     if (probe.skip) return t.skip(probe.skip)
-    const args = [...jwksArgs(jwks.url), '--budget-redis', 'redis://127.0.0.1:6379', '--budget-prefix', probe.prefix]
+    const args = [
+      ...jwksArgs(jwks.url),
+      ...['--budget-redis', 'redis://127.0.0.1:6379', '--budget-prefix', probe.prefix],
+      ...['--caller-reserve', '15', '--budget-pool', '30'],
+    ]
     const a = await startCli(args)
     const b = await startCli(args)
     assert.equal(
       a.line,
       `quenchz listening on ${a.url} as ${RESOURCE} (source: recordings, budget clock: frozen, tokens: ${jwks.url}, budget: redis 127.0.0.1:6379 ${probe.prefix})`,
     )
-    const alpha = await jwks.sign({ sub: 'agent-alpha', scope: 'rates:read', aud: RESOURCE })
-    const beta = await jwks.sign({ sub: 'agent-beta', scope: 'rates:read', aud: RESOURCE })
+    // Two subs no configuration names: the issuer vouches for them, so each is a caller with a reserve of its own.
+    const alpha = await jwks.sign({ sub: 'erin@example.org', scope: 'rates:read', aud: RESOURCE })
+    const beta = await jwks.sign({ sub: 'frank@example.org', scope: 'rates:read', aud: RESOURCE })
     const clients = {
       alphaA: await connect('v2-modern', a.url, alpha),
       alphaB: await connect('v2-modern', b.url, alpha),
@@ -403,26 +408,55 @@ describe('--budget-redis: two servers share one fair budget', () => {
       return r.content[0]?.text
     }
     try {
-      // Capacity 60, f 0.5, two callers, frozen clock: agent-alpha's reserve 15 plus the spare 30 = 45 calls in all,
-      // however they are spread over the replicas. Unknown names are charged like served calls.
+      // Reserve 15 and pool 30, frozen clock: erin's 15 plus the pool's 30 = 45 calls in all, however they are
+      // spread over the replicas. Unknown names are charged like served calls.
       for (let i = 0; i < 45; i++)
         assert.equal(await call(i % 2 === 0 ? clients.alphaA : clients.alphaB), NO_SUCH_TOOL, `call ${i + 1}`)
       assert.equal(await call(clients.alphaA), OVER_BUDGET)
       assert.equal(await call(clients.alphaB), OVER_BUDGET)
-      // agent-beta's own reserve (15) survives on B, and is then spent there for A too.
-      for (let i = 0; i < 15; i++) assert.equal(await call(clients.betaB), NO_SUCH_TOOL, `beta call ${i + 1}`)
+      // frank's own reserve (15) survives on B, and is then spent there for A too.
+      for (let i = 0; i < 15; i++) assert.equal(await call(clients.betaB), NO_SUCH_TOOL, `frank call ${i + 1}`)
       const betaA = await connect('v2-modern', a.url, beta)
       try {
         assert.equal(await call(betaA), OVER_BUDGET)
       } finally {
         await betaA.close()
       }
-      // The state lives under this run's prefix.
-      assert.deepEqual(await probe.redis?.keys(`${probe.prefix}*`), [`${probe.prefix}fair:fair`])
+      // The state lives under this run's prefix: the epoch, one key per caller not yet refilled, and the pool.
+      const open = `${probe.prefix}open:open:`
+      assert.deepEqual(
+        ((await probe.redis?.keys(`${probe.prefix}*`)) ?? []).filter((k) => !k.includes(':sessions:')).sort(),
+        [`${probe.prefix}epoch`, `${open}c:erin@example.org`, `${open}c:frank@example.org`, `${open}pool`],
+      )
     } finally {
       for (const c of Object.values(clients)) await c.close()
       await stopCli(a.child)
       await stopCli(b.child)
+    }
+  })
+
+  test('with --tokens-file the seed’s budget is unchanged on Redis: agent-alpha 15 + 30, agent-beta 15', async (t) => {
+    if (probe.skip) return t.skip(probe.skip)
+    const prefix = `${probe.prefix}seed:`
+    const tokensPath = join(scratch, 'seed-redis.json')
+    const a = await startCli([
+      ...['--tokens-file', tokensPath, '--source', 'recordings', '--recordings', empty],
+      ...['--budget-redis', 'redis://127.0.0.1:6379', '--budget-prefix', prefix],
+    ])
+    const tokens = (JSON.parse(readFileSync(tokensPath, 'utf8')) as { tokens: Record<string, string> }).tokens
+    const greedy = await connect('v2-modern', a.url, tokens.greedyForThisResource as string)
+    const quiet = await connect('v2-modern', a.url, tokens.quietForThisResource as string)
+    const call = async (c: typeof greedy) => (await c.callTool('rates.nothing', {})).content[0]?.text
+    try {
+      for (let i = 0; i < 45; i++) assert.equal(await call(greedy), NO_SUCH_TOOL, `agent-alpha call ${i + 1}`)
+      assert.equal(await call(greedy), OVER_BUDGET)
+      for (let i = 0; i < 15; i++) assert.equal(await call(quiet), NO_SUCH_TOOL, `agent-beta call ${i + 1}`)
+      assert.equal(await call(quiet), OVER_BUDGET)
+      assert.ok((await probe.redis?.keys(`${prefix}*`))?.includes(`${prefix}fair:fair`))
+    } finally {
+      await greedy.close()
+      await quiet.close()
+      await stopCli(a.child)
     }
   })
 })
