@@ -1,6 +1,17 @@
 // runProvidercheck: the kit as a function a merchant's CI calls, answering the sealed report object.
 import assert from 'node:assert/strict'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { test } from 'node:test'
+import {
+  type BillingPort,
+  DemoLedger,
+  demoLedgerStore,
+  openSqliteStore,
+  startProvider,
+  type Transaction,
+} from '@tollgate/provider'
 import { runProvidercheck, verifyReport } from '../src/index.js'
 import { FIXTURES, freshTarget, SECRET } from './support/kit-harness.js'
 
@@ -58,3 +69,45 @@ test('a loopback base URL fails discovery unless allowPrivate, and every other c
     new Set(['skip dependency_failed', 'skip not_applicable']),
   )
 })
+
+// Issue 23 §3: an adapter mistake reaches the merchant's report by name. A sandbox provider whose billing port answers
+// transactions without `settlement` names the schema path in its internal_error; the kit's reason carries it.
+for (const transport of ['mcp', 'rest'] as const) {
+  test(`over ${transport}, a port's invalid object is named in the failing check's reason`, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'providercheck-fault-'))
+    const ledgerStore = openSqliteStore(join(dir, 'ledger.sqlite'))
+    const ledger = new DemoLedger(demoLedgerStore(ledgerStore))
+    await ledger.seed()
+    // The demo ledger, except its transactions lack `settlement` (an adapter mistake the compiler cannot see).
+    const billing: BillingPort = Object.assign(Object.create(ledger) as DemoLedger, {
+      getTransaction: async (ref: string) => {
+        const found = await ledger.getTransaction(ref)
+        if (found === undefined) return undefined
+        const { settlement: _, ...withoutSettlement } = found
+        return withoutSettlement as Transaction
+      },
+    })
+    const provider = await startProvider({
+      secrets: [SECRET],
+      billing,
+      store: { kind: 'sqlite', file: join(dir, 'keys.sqlite') },
+      logger: false,
+    })
+    try {
+      const report = await runProvidercheck({
+        transport,
+        baseUrl: transport === 'mcp' ? provider.url : provider.baseUrl,
+        secret: SECRET,
+        allowPrivate: true,
+        fixtures: FIXTURES,
+      })
+      const check = report.checks.find((c) => c.id === 'get_transaction')
+      assert.equal(check?.verdict, 'fail')
+      assert.match(check?.reason ?? '', /internal_error \(500\) saying ".*transaction\.settlement: required.*"/)
+    } finally {
+      await provider.close()
+      ledgerStore.close()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+}

@@ -39,11 +39,24 @@ export async function callRefused(
 }
 
 export function unexpected(name: string, out: CallResult, wanted: string): CheckFailure {
-  if (out.kind === 'error')
-    return new CheckFailure('unexpected_status', `${name} answered ${out.code} (${out.status}), expected ${wanted}`)
+  if (out.kind === 'error') {
+    // An internal_error's message is where a sandbox provider names the field its billing port got wrong
+    // (`transaction.settlement: required`): the merchant reading the report needs it more than the code.
+    const said = out.code === 'internal_error' && out.message !== '' ? ` saying "${shown(out.message)}"` : ''
+    return new CheckFailure(
+      'unexpected_status',
+      `${name} answered ${out.code} (${out.status})${said}, expected ${wanted}`,
+    )
+  }
   if (out.kind === 'verified')
     return new CheckFailure('no_answer', `${name} gave no answer after ${out.attempts} attempts (${out.lastFailure})`)
   return new CheckFailure('unexpected_status', `${name} answered a result, expected ${wanted}`)
+}
+
+/** A provider's text as a report may show it: one line, at most 300 characters. */
+function shown(text: string): string {
+  const line = text.replace(/[\u0000-\u001f\u007f]+/g, ' ')
+  return line.length > 300 ? `${line.slice(0, 300)}…` : line
 }
 
 /** Fails with unexpected_result when the condition does not hold. */
