@@ -123,3 +123,42 @@ test('the demo exits non-zero when only one transport fails (a REST provider sig
   assert.equal(code, 1, out.join('\n'))
   assert.match(out.join('\n'), /^demo: mcp PASS, rest FAIL$/m)
 })
+
+test('`providercheck call … | head`: a reader that has gone ends the command quietly, exit 141, no stack trace', async () => {
+  const target = await freshTarget(undefined, 'json', {}, 'rest')
+  try {
+    const child = spawn(
+      process.execPath,
+      [
+        '--conditions=@tollgate/source',
+        '--import',
+        'tsx',
+        'src/cli.ts',
+        'call',
+        '-transport',
+        'rest',
+        '-allow-private',
+        '-base-url',
+        target.url,
+        'sr_get_transaction',
+        '{"transaction_ref":"ch_1001"}',
+      ],
+      {
+        cwd: app,
+        env: { ...process.env, PROVIDERCHECK_SANDBOX_SIGNING_SECRET: SECRET },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    )
+    // The reader goes away before the first line is written (as `head` does once it has its lines).
+    child.stdout.destroy()
+    let stderr = ''
+    child.stderr.on('data', (c) => {
+      stderr += c
+    })
+    const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)))
+    assert.equal(code, 141, stderr)
+    assert.equal(stderr, '')
+  } finally {
+    await target.close()
+  }
+})
