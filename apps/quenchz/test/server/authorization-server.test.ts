@@ -5,7 +5,7 @@
 // three users. Then the same on two replicas sharing Redis behind a round-robin proxy.
 import assert from 'node:assert/strict'
 import { randomBytes, randomUUID } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, request, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -34,15 +34,6 @@ const USERS: ReadonlyArray<[string, OAuthClientPath]> = [
 const WINDOW = { currency: 'USD', start: '2026-03-30', end: '2026-04-10' }
 /** The access-token lifetime of the client registered as this name (the expired-token check). */
 const SHORT_LIVED = 'short-lived-client'
-
-/**
- * The tests that need every user to be charged its own reserve. Until quenchz gives any verified `sub` a reserve
- * (issue 24 §1, wired into the CLI by another change) they run and report as TODO instead of failing the run;
- * remove the `todo` once it has landed. Every other test here fails for real.
- */
-const NEEDS_A_RESERVE_FOR_ANY_SUB: { todo?: string } = {
-  todo: 'quenchz does not yet give every verified sub a reserve of its own (issue 24 §1)',
-}
 
 const scratch = mkdtempSync(join(tmpdir(), 'quenchz-oidc-'))
 after(() => rmSync(scratch, { recursive: true, force: true }))
@@ -155,6 +146,8 @@ const jwtKid = (token: string) =>
 function suite(
   name: string,
   replicas: number,
+  /** The budget quenchz was started with: calls per caller's own reserve, and in the shared pool. */
+  budget: { reserve: number; pool: number },
   start: (
     as: AuthorizationServer,
   ) => Promise<{ url: string; logs: () => Array<Record<string, unknown>>; stop(): Promise<void> }>,
@@ -228,7 +221,7 @@ function suite(
     }
 
     for (const [user] of USERS) {
-      test(`${user} gets rates with a certificate, charged to its own sub`, NEEDS_A_RESERVE_FOR_ANY_SUB, async () => {
+      test(`${user} gets rates with a certificate, charged to its own sub`, async () => {
         const { client } = clients.get(user) as { client: AnyClient }
         const result = await client.callTool('rates.window', WINDOW)
         assert.equal(result.isError ?? false, false, firstText(result))
@@ -242,35 +235,31 @@ function suite(
       })
     }
 
-    test(
-      "each user is charged its own reserve: one user's calls never spend another's",
-      NEEDS_A_RESERVE_FOR_ANY_SUB,
-      async () => {
-        // With the budget clock frozen a reserve only goes down, so the logged values order themselves, whichever
-        // replica logged them.
-        const reserves = (user: string) =>
-          calls(quenchz.logs(), user).map((l) => (l.left as { reserve?: unknown } | null)?.reserve)
-        await allLogged()
-        const full = USERS.map(([user]) => Math.max(...(reserves(user) as number[])))
-        for (const [user] of USERS)
-          assert.ok(
-            reserves(user).every((r) => typeof r === 'number'),
-            `${user} has a reserve of its own`,
-          )
-        assert.equal(new Set(full).size, 1, `each first call left the same reserve: ${JSON.stringify(full)}`)
-        const alice = clients.get('alice')?.client as AnyClient
-        for (let i = 0; i < 3; i++)
-          assert.equal((await alice.callTool('calendar.why', { day: '2026-04-03' })).isError ?? false, false)
-        const bob = clients.get('bob')?.client as AnyClient
-        await bob.callTool('calendar.why', { day: '2026-04-03' })
-        await allLogged()
-        const left = (user: string) => Math.min(...(reserves(user) as number[]))
-        assert.equal(left('alice'), (full[0] as number) - 3, "alice's reserve went down by her own three calls")
-        assert.equal(left('bob'), (full[0] as number) - 1, "bob's by his one call only")
-        assert.equal(left('carol'), full[0], "carol's not at all")
-        for (const l of calls(quenchz.logs(), 'alice')) assert.equal(l.charged, 'reserve')
-      },
-    )
+    test("each user is charged its own reserve: one user's calls never spend another's", async () => {
+      // With the budget clock frozen a reserve only goes down, so the logged values order themselves, whichever
+      // replica logged them.
+      const reserves = (user: string) =>
+        calls(quenchz.logs(), user).map((l) => (l.left as { reserve?: unknown } | null)?.reserve)
+      await allLogged()
+      const full = USERS.map(([user]) => Math.max(...(reserves(user) as number[])))
+      for (const [user] of USERS)
+        assert.ok(
+          reserves(user).every((r) => typeof r === 'number'),
+          `${user} has a reserve of its own`,
+        )
+      assert.equal(new Set(full).size, 1, `each first call left the same reserve: ${JSON.stringify(full)}`)
+      const alice = clients.get('alice')?.client as AnyClient
+      for (let i = 0; i < 3; i++)
+        assert.equal((await alice.callTool('calendar.why', { day: '2026-04-03' })).isError ?? false, false)
+      const bob = clients.get('bob')?.client as AnyClient
+      await bob.callTool('calendar.why', { day: '2026-04-03' })
+      await allLogged()
+      const left = (user: string) => Math.min(...(reserves(user) as number[]))
+      assert.equal(left('alice'), (full[0] as number) - 3, "alice's reserve went down by her own three calls")
+      assert.equal(left('bob'), (full[0] as number) - 1, "bob's by his one call only")
+      assert.equal(left('carol'), full[0], "carol's not at all")
+      for (const l of calls(quenchz.logs(), 'alice')) assert.equal(l.charged, 'reserve')
+    })
 
     test('a token for another resource is refused with 401, and so is an expired one', async () => {
       const before = refusals(quenchz.logs()).length
@@ -325,46 +314,49 @@ function suite(
       assert.ok(fetched >= 1 && fetched <= replicas, `${fetched} JWKS fetches for the rotation`)
     })
 
-    test(
-      'a greedy user empties only the shared pool: the other two still get exactly their own reserve',
-      NEEDS_A_RESERVE_FOR_ANY_SUB,
-      async () => {
-        const drain = async (user: string): Promise<number> => {
-          const client = clients.get(user)?.client as AnyClient
-          for (let served = 0; served < 1000; served++) {
-            const result = await client.callTool('calendar.why', { day: '2026-04-03' })
-            if (result.isError === true) return served
-          }
-          throw new Error(`${user}: 1000 calls were all served; calls are free`)
+    test('a greedy user empties only the shared pool: the other two still get exactly their own reserve', async () => {
+      const drain = async (user: string): Promise<number> => {
+        const client = clients.get(user)?.client as AnyClient
+        for (let served = 0; served < 1000; served++) {
+          const result = await client.callTool('calendar.why', { day: '2026-04-03' })
+          if (result.isError === true) return served
         }
-        // The budget clock is frozen: what is left only goes down, so the least logged value is the latest.
-        const leastReserve = (user: string) =>
-          Math.min(...calls(quenchz.logs(), user).map((l) => (l.left as { reserve: number }).reserve))
+        throw new Error(`${user}: 1000 calls were all served; calls are free`)
+      }
+      // The budget clock is frozen: what is left only goes down, so the least logged value is the latest.
+      const leastReserve = (user: string) =>
+        Math.min(...calls(quenchz.logs(), user).map((l) => (l.left as { reserve: number }).reserve))
+      await allLogged()
+      await drain('alice')
+      await allLogged()
+      const refused = calls(quenchz.logs(), 'alice').filter((l) => l.outcome === 'over-budget')
+      assert.equal(refused.length, 1)
+      assert.deepEqual(refused[0]?.left, { reserve: 0, spare: 0 }, 'alice spent her reserve and the whole pool')
+      // The others only ever spent their own reserves, so every unit of the pool went to alice: she was served
+      // exactly her reserve plus the pool, across every replica, and not one call more.
+      const aliceServed = calls(quenchz.logs(), 'alice').filter((l) => l.outcome === 'served')
+      assert.equal(aliceServed.length, budget.reserve + budget.pool)
+      assert.equal(aliceServed.filter((l) => l.charged === 'reserve').length, budget.reserve)
+      for (const user of ['bob', 'carol']) {
+        const owed = leastReserve(user)
+        assert.ok(owed > 0, `${user} still holds a reserve`)
+        assert.equal(await drain(user), owed, `${user} is served exactly what is left of its own reserve`)
         await allLogged()
-        await drain('alice')
-        await allLogged()
-        const refused = calls(quenchz.logs(), 'alice').filter((l) => l.outcome === 'over-budget')
-        assert.equal(refused.length, 1)
-        assert.deepEqual(refused[0]?.left, { reserve: 0, spare: 0 }, 'alice spent her reserve and the whole pool')
-        for (const user of ['bob', 'carol']) {
-          const owed = leastReserve(user)
-          assert.ok(owed > 0, `${user} still holds a reserve`)
-          assert.equal(await drain(user), owed, `${user} is served exactly what is left of its own reserve`)
-          await allLogged()
-          const served = calls(quenchz.logs(), user).filter((l) => l.outcome === 'served')
-          assert.ok(
-            served.every((l) => l.charged === 'reserve'),
-            `${user} was only ever charged its own reserve`,
-          )
-        }
-      },
-    )
+        const served = calls(quenchz.logs(), user).filter((l) => l.outcome === 'served')
+        assert.ok(
+          served.every((l) => l.charged === 'reserve'),
+          `${user} was only ever charged its own reserve`,
+        )
+      }
+    })
   })
 }
 
+// The defaults (no budget flag): 60 calls of each caller's own and a pool of 240.
 suite(
   'one quenchz behind oidc-provider',
   1,
+  { reserve: 60, pool: 240 },
   async (as) => {
     const port = await freePort()
     const url = `http://127.0.0.1:${port}/mcp`
@@ -380,9 +372,13 @@ suite(
 
 const redis: RedisProbe = await probeRedis('quenchz-oidc-test')
 after(() => redis.cleanup())
+// A policy file: the operator's way to set the budget (overrides per caller too; none here).
+const POLICY = join(scratch, 'budget-policy.json')
+writeFileSync(POLICY, JSON.stringify({ reserve: 20, pool: 50, windowSeconds: 3600 }))
 suite(
   'two quenchz replicas sharing Redis behind oidc-provider',
   2,
+  { reserve: 20, pool: 50 },
   async (as) => {
     const [port, a, b] = [await freePort(), await freePort(), await freePort()]
     const url = `http://127.0.0.1:${port}/mcp`
@@ -391,7 +387,7 @@ suite(
     const common = [
       ...['--public-url', url, '--allowed-host', `127.0.0.1:${port}`],
       ...['--jwks-url', as.jwksUrl, '--issuer', as.issuer, '--source', 'history', '--history', HISTORY_ZIP],
-      ...['--budget-redis', 'redis://127.0.0.1:6379', '--budget-prefix', redis.prefix],
+      ...['--budget-redis', 'redis://127.0.0.1:6379', '--budget-prefix', redis.prefix, '--budget-policy', POLICY],
     ]
     const replicas = [
       await startQuenchzProcess(['--port', String(a), ...common], env),
