@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict'
-import { request } from 'node:http'
 import { after, describe, it } from 'node:test'
 import { Counter, Gauge } from 'prom-client'
 import {
@@ -10,27 +9,7 @@ import {
   type RunningAdminServer,
   startAdminServer,
 } from '../src/index.js'
-
-interface Answer {
-  status: number
-  headers: Record<string, string | string[] | undefined>
-  body: string
-}
-
-function get(url: string, method = 'GET'): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { method }, (res) => {
-      let body = ''
-      res.setEncoding('utf8')
-      res.on('data', (c: string) => {
-        body += c
-      })
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }))
-    })
-    req.on('error', reject)
-    req.end()
-  })
-}
+import { call as get } from './support/http-call.js'
 
 describe('startAdminServer', () => {
   const servers: RunningAdminServer[] = []

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { createServer, request, type Server } from 'node:http'
+import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { after, describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -11,27 +11,7 @@ import {
   type ReadinessChange,
   startAdminServer,
 } from '../src/index.js'
-
-interface Answer {
-  status: number
-  headers: Record<string, string | string[] | undefined>
-  body: string
-}
-
-function call(url: string, method = 'GET'): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { method }, (res) => {
-      let body = ''
-      res.setEncoding('utf8')
-      res.on('data', (c: string) => {
-        body += c
-      })
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }))
-    })
-    req.on('error', reject)
-    req.end()
-  })
-}
+import { call } from './support/http-call.js'
 
 const servers: Server[] = []
 after(async () => {
