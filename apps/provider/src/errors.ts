@@ -1,4 +1,5 @@
 // Local errors of @tollgate/provider: stable codes, never an input value or a secret in the message.
+import { outageOf, type StoreHealth, type StoreOutage } from './store/outage.js'
 
 export type ProviderErrorCode =
   | 'ERR_PROVIDER_STORE'
@@ -24,11 +25,21 @@ export class ProviderError extends Error {
   }
 }
 
-/** A store operation failed in a way the caller cannot fix (database error, lost claim). */
+/**
+ * A store operation failed in a way the caller cannot fix (database error, lost claim). `outage` is set when the cause
+ * is the database being unreachable, shut down, frozen past the timeouts, out of disk or too contended (answered
+ * `unavailable` with Retry-After); otherwise it is a fault of this program (`internal_error`).
+ */
 export class StoreError extends ProviderError {
-  constructor(message: string, options?: { cause?: unknown }) {
+  readonly outage: StoreOutage | undefined
+  /** The failing store's up/down state, for the once-per-outage log line (not enumerable: never serialized). */
+  declare readonly health: StoreHealth | undefined
+  constructor(message: string, options?: { cause?: unknown; health?: StoreHealth }) {
     super('ERR_PROVIDER_STORE', message)
     if (options?.cause !== undefined) this.cause = options.cause
+    this.outage = options?.cause === undefined ? undefined : outageOf(options.cause)
+    Object.defineProperty(this, 'health', { value: options?.health, enumerable: false })
+    if (this.outage !== undefined) options?.health?.failed(this.outage)
   }
 }
 

@@ -12,7 +12,7 @@ import {
   openResultJson,
   writeToolResult,
 } from '@tollgate/mcp-endpoint'
-import { runTool, SERVER_INFO, type ServerContext } from '../mcp/create-server.js'
+import { answerTool, SERVER_INFO, type ServerContext, toolResult } from '../mcp/create-server.js'
 import type { ToolEntry } from '../mcp/tool-table.js'
 
 const SERVER_TAIL = modernResultTail(SERVER_INFO)
@@ -24,21 +24,29 @@ export function createModernFastPath(ctx: ServerContext) {
   return async ({ plainCall: call }: AdmittedMessage, res: ServerResponse): Promise<boolean> => {
     const entry = call === undefined ? undefined : byName.get(call.name)
     if (call === undefined || entry === undefined) return false
-    const result = await callValidated(ctx, entry, call.name, call.args, call.meta)
+    const result = await callValidated(ctx, entry, call.name, call.args, call.meta, res)
     writeToolResult(res, call.id, openResultJson(result), SERVER_TAIL)
     return true
   }
 }
 
-/** Runs the tool and checks its output as the SDK's McpServer does (same schema, same error text). */
+/**
+ * Runs the tool and checks its output as the SDK's McpServer does (same schema, same error text). An outage's result
+ * (`unavailable`) also sets Retry-After on `res`: the JSON-RPC answer stays a 200 carrying the tool's error envelope,
+ * as the SDK path answers it, but a client or proxy reading HTTP headers learns when to come back.
+ */
 async function callValidated(
   ctx: ServerContext,
   entry: ToolEntry,
   name: string,
   args: Plain,
   meta: Plain | undefined,
+  res: ServerResponse,
 ): Promise<Plain> {
-  const result: Plain = await runTool(ctx, entry, args, meta)
+  const answer = await answerTool(ctx, entry, args, meta)
+  if (!answer.ok && answer.retryAfterSeconds !== undefined)
+    res.setHeader('retry-after', String(answer.retryAfterSeconds))
+  const result: Plain = toolResult(answer)
   if (result.isError === true) return result
   const output = await entry.outputSchema['~standard'].validate(result.structuredContent)
   if (output.issues === undefined) return result
@@ -61,7 +69,7 @@ export function createLegacyFastPath(ctx: ServerContext) {
     const call = legacyToolCall(message, req.headers)
     const entry = call === undefined ? undefined : byName.get(call.name)
     if (call === undefined || entry === undefined) return false
-    const result = await callValidated(ctx, entry, call.name, call.args, call.meta)
+    const result = await callValidated(ctx, entry, call.name, call.args, call.meta, res)
     writeToolResult(res, call.id, openResultJson(result), '')
     return true
   }

@@ -2,8 +2,9 @@
 import { McpServer } from '@modelcontextprotocol/server'
 import { contractFaults, contractRef } from '@tollgate/contract'
 import type { Logger } from 'pino'
+import { StoreError } from '../errors.js'
 import type { ProviderMetrics } from '../metrics.js'
-import type { ToolAnswer } from '../rules/answers.js'
+import { outageAnswer, type ToolAnswer } from '../rules/answers.js'
 import type { ProviderRules } from '../rules/provider-rules.js'
 import type { ToolEntry } from './tool-table.js'
 
@@ -85,8 +86,10 @@ export async function answerTool(
           },
         }
   } catch (error) {
-    // A server fault is internal_error (retryable), never a client-fault code; the detail stays in the log.
-    answer = {
+    // An outage (the store or the database behind the port unreachable, frozen, full) is unavailable with
+    // Retry-After; any other server fault is internal_error (retryable), never a client-fault code. The detail stays
+    // in the log.
+    answer = outageAnswer(error) ?? {
       ok: false,
       body: {
         error: { code: 'internal_error', message: 'the provider failed; retry with the same key', retryable: true },
@@ -94,7 +97,7 @@ export async function answerTool(
       fault: error,
     }
   }
-  let fault: 'invalid_output' | 'exception' | undefined
+  let fault: 'invalid_output' | 'exception' | 'outage' | undefined
   if (answer.ok && !entry.validateOutput(answer.body).valid) {
     // The billing port built an object its schema refuses: never sent as is, on any binding or path. The log names
     // the schema paths (never the values); a sandbox answer names them too, so a kit run shows the merchant.
@@ -116,6 +119,11 @@ export async function answerTool(
         ? `the provider built an answer its schema refuses: ${paths.join('; ')}`
         : 'the provider built an invalid answer'
     answer = { ok: false, body: { error: { code: 'internal_error', message, retryable: true } } }
+  } else if (!answer.ok && answer.fault instanceof StoreError && answer.fault.health !== undefined) {
+    // A store outage is logged once, by its first caller ('store unavailable', with the error's class and code), and
+    // once more when a store call succeeds again — not once per request for as long as it lasts.
+    fault = 'outage'
+    answer.fault.health.announce(ctx.logger)
   } else if (!answer.ok && answer.fault !== undefined) {
     fault = 'exception'
     ctx.logger?.error(

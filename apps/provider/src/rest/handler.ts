@@ -10,6 +10,7 @@ import type { ProviderAdmission } from '../http/authorize.js'
 import { answerTool, type ServerContext } from '../mcp/create-server.js'
 import { bodyRefusalReason } from '../metrics.js'
 import type { ToolAnswer } from '../rules/answers.js'
+import { RETRY_AFTER_SECONDS } from '../store/outage.js'
 import { createRestRouter } from './routes.js'
 
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key'
@@ -187,9 +188,14 @@ export function createRestHandler(options: RestHandlerOptions) {
     const answer = await answerTool(ctx, entry, r.args({ params, body, key }), correlationMeta(req.headers))
     const [status, text, fault] = restAnswer(answer, outputChecks.get(entry.tool.name))
     if (fault !== undefined) logger?.error({ binding: 'rest', tool: entry.tool.name, fault }, 'answer withheld')
-    send(res, status, text)
+    // An outage (503 unavailable) says when to come back, so HTTP clients and proxies can wait without reading MCP or
+    // the envelope.
+    send(res, status, text, status === 503 ? { 'retry-after': String(retryAfterOf(answer)) } : {})
   }
 }
+
+/** The answer's Retry-After in seconds; an unavailable answer that names none (a port's own) gets an outage's 2. */
+const retryAfterOf = (answer: ToolAnswer) => (!answer.ok && answer.retryAfterSeconds) || RETRY_AFTER_SECONDS.unreachable
 
 const INTERNAL_ERROR = JSON.stringify({
   error: { code: 'internal_error', message: 'the provider built an invalid answer', retryable: true },

@@ -1,5 +1,7 @@
 // Tool answers: a contract object (structuredContent) or the error envelope (isError: true).
 import type { ContractObject } from '../billing/port.js'
+import { StoreError } from '../errors.js'
+import { outageOf, RETRY_AFTER_SECONDS } from '../store/outage.js'
 
 export type ToolAnswer =
   | { ok: true; body: ContractObject }
@@ -8,6 +10,8 @@ export type ToolAnswer =
       body: { error: { code: string; message: string; retryable: boolean } }
       /** What the billing port threw, for the call's log line (class, message, stack); never sent. */
       fault?: unknown
+      /** An outage (`unavailable`): seconds to wait, sent as Retry-After on REST and on the MCP fast paths. */
+      retryAfterSeconds?: number
     }
 
 // Retryable per the contract: the same call with the same key may succeed later.
@@ -15,10 +19,27 @@ const RETRYABLE = new Set(['in_progress', 'rate_limited', 'internal_error', 'una
 
 // Any contract object (Transaction, RefundResult, …): the answer is checked against the tool's schema before it leaves.
 export const ok = (body: object): ToolAnswer => ({ ok: true, body: body as ContractObject })
-export const fail = (code: string, message: string, fault?: unknown): ToolAnswer => ({
+export type ToolFailure = Extract<ToolAnswer, { ok: false }>
+
+export const fail = (code: string, message: string, fault?: unknown): ToolFailure => ({
   ok: false,
   body: { error: { code, message, retryable: RETRYABLE.has(code) } },
   ...(fault !== undefined && { fault }),
 })
 export const invalid = (message: string) => fail('invalid_request', message)
 export const notFound = () => fail('not_found', 'no such object')
+
+/**
+ * The answer to a call that failed on `error`, when the error is an outage (the store or the database behind the
+ * billing port unreachable, frozen past its timeouts, out of disk, too contended): `unavailable` with the outage's
+ * Retry-After. undefined for any other error (a fault of this program, answered internal_error).
+ */
+export function outageAnswer(error: unknown): ToolFailure | undefined {
+  const outage = error instanceof StoreError ? error.outage : outageOf(error)
+  if (outage === undefined) return undefined
+  const message =
+    error instanceof StoreError
+      ? "the provider's store is unavailable; retry with the same key"
+      : 'the billing system is unavailable; retry with the same key'
+  return { ...fail('unavailable', message, error), retryAfterSeconds: RETRY_AFTER_SECONDS[outage.kind] }
+}

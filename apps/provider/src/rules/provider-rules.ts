@@ -11,8 +11,10 @@ import type {
   RefundCommand,
   SameTransactionOutcome,
 } from '../billing/port.js'
+import { StoreError } from '../errors.js'
+import { RETRY_AFTER_SECONDS } from '../store/outage.js'
 import type { ClaimRequest, KeyFinish, OperationKind, OperationRow, Outcome, Store } from '../store/store.js'
-import { fail, invalid, notFound, ok, type ToolAnswer } from './answers.js'
+import { fail, invalid, notFound, ok, outageAnswer, type ToolAnswer } from './answers.js'
 import { cancelRefusal, refundRefusal } from './refusals.js'
 
 export interface RulesOptions {
@@ -263,14 +265,29 @@ export class ProviderRules {
       // The billing call's fate is unknown: keep the claim (so nobody re-runs it blind) but end its lease, so the
       // next call with this key recovers through billing.lookup(key). The error goes to the call's log line.
       await this.#store.abandon(key, owner).catch(() => {})
-      return fail('unavailable', 'the billing system did not answer; retry with the same key', error)
+      // The store's own outage (a demo ledger lives in it) says so; anything else is the billing system not answering.
+      return (
+        (error instanceof StoreError ? outageAnswer(error) : undefined) ?? {
+          ...fail('unavailable', 'the billing system did not answer; retry with the same key', error),
+          retryAfterSeconds: RETRY_AFTER_SECONDS.unreachable,
+        }
+      )
     }
     if (done === 'not_found') {
       await this.#store.release(key, owner)
       return notFound()
     }
     const { outcome } = toOutcome(done)
-    const recorded = sameTransaction.finished ?? (await this.#store.finish(key, owner, outcome, this.#now()))
+    let recorded: boolean
+    try {
+      recorded = sameTransaction.finished ?? (await this.#store.finish(key, owner, outcome, this.#now()))
+    } catch (error) {
+      // Billing acted but its outcome is not recorded (the store went away meanwhile): end the lease, as for a
+      // billing failure, so the retry recovers through billing.lookup(key) at once instead of answering in_progress
+      // until the lease runs out. In a full outage this fails too, and the lease ends on its own.
+      await this.#store.abandon(key, owner).catch(() => {})
+      throw error
+    }
     if (!recorded) {
       // Our claim was taken over (lease ran out mid-call); answer what the winner recorded.
       const row = await this.#store.get(key)

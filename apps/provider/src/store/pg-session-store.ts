@@ -31,7 +31,7 @@
 import type { SessionCaps, SessionStore } from '@tollgate/mcp-endpoint'
 import pg from 'pg'
 import { statementBatcher } from './postgres-batch.js'
-import { clientConfigOf, schemaDdlLockKey } from './postgres-connection.js'
+import { clientConfigOf, ddlQuery, postgresTimeouts, schemaDdlLockKey } from './postgres-connection.js'
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/
 
@@ -124,6 +124,13 @@ export interface PgSessionStoreOptions {
   schema?: string
   /** Pool size; default 6 (two batches of each kind in flight). */
   maxConnections?: number
+  /** As the store's (PostgresStoreOptions): default the connection string's connect_timeout, else 10 000 ms. */
+  connectTimeoutMs?: number
+  /**
+   * As the store's: default the connection string's query_timeout, else 5 000 ms. A session check that times out is
+   * answered 503 by the endpoint (a frozen database does not hold a 2025-era call forever).
+   */
+  queryTimeoutMs?: number
 }
 
 interface OpenCall {
@@ -223,12 +230,21 @@ export class PgSessionStore implements SessionStore {
   static async open(options: PgSessionStoreOptions): Promise<PgSessionStore> {
     const s = options.schema ?? 'tollgate_provider'
     if (!SCHEMA_NAME.test(s)) throw new RangeError('schema must match [a-z_][a-z0-9_]{0,62}')
-    const pool = new pg.Pool({ ...clientConfigOf(options.connectionString), max: options.maxConnections ?? 6 })
+    const config = clientConfigOf(options.connectionString)
+    const { connectTimeoutMs, queryTimeoutMs } = postgresTimeouts(options, config)
+    const pool = new pg.Pool({
+      ...config,
+      max: options.maxConnections ?? 6,
+      connectionTimeoutMillis: connectTimeoutMs,
+      query_timeout: queryTimeoutMs,
+    })
     pool.on('error', () => {})
     try {
       // One statement batch is one implicit transaction: the lock is held until its DDL committed.
-      await pool.query(`SELECT pg_advisory_xact_lock(hashtext('${schemaDdlLockKey(s)}'));
-${sessionSchemaDdl(s)}`)
+      await pool.query(
+        ddlQuery(`SELECT pg_advisory_xact_lock(hashtext('${schemaDdlLockKey(s)}'));
+${sessionSchemaDdl(s)}`),
+      )
     } catch (error) {
       await pool.end().catch(() => {})
       throw error

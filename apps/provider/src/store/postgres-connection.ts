@@ -3,6 +3,7 @@
 import pg from 'pg'
 import { parseIntoClientConfig } from 'pg-connection-string'
 import { StoreError } from '../errors.js'
+import { StoreHealth } from './outage.js'
 import { jsonOrNull, type Outcome } from './store.js'
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/
@@ -13,8 +14,17 @@ export interface PostgresStoreOptions {
   schema?: string
   /** Pool size; default 10 (plus 4 connections for claims and ledger writes, see unflushedPool). */
   maxConnections?: number
-  /** How long to wait for a connection to the server; default 10 000 ms. */
+  /**
+   * How long to wait for a connection to the server (or a free pooled one); default the connection string's
+   * `connect_timeout` (seconds, as libpq reads it), else 10 000 ms.
+   */
   connectTimeoutMs?: number
+  /**
+   * How long a statement's answer may take before the call fails as an outage (a frozen or unreachable server), the
+   * connection being dropped; default the connection string's `query_timeout` (ms, as node-postgres reads it), else
+   * 5 000 ms. Schema changes at open are not bounded by it.
+   */
+  queryTimeoutMs?: number
 }
 
 /** What a store's statements need: the pools, its schema, and error wrapping. */
@@ -27,8 +37,13 @@ export interface PostgresConnection {
    */
   unflushedPool: pg.Pool
   schema: string
-  /** Runs fn; any failure becomes a StoreError (the cause kept for logs, never in the message). */
+  /**
+   * Runs fn; any failure becomes a StoreError (the cause kept for logs, never in the message). A serialization
+   * failure or deadlock (nothing committed) runs fn again, twice at most.
+   */
   guard<T>(fn: () => Promise<T>): Promise<T>
+  /** Up or down, from the last statement's result (the once-per-outage log line). */
+  health: StoreHealth
   /** BEGIN … COMMIT on one pooled client (ROLLBACK on failure). */
   transaction<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T>
   /** Closes both pools. */
@@ -102,49 +117,87 @@ export function connectPostgres(options: PostgresStoreOptions): PostgresConnecti
   if (!SCHEMA_NAME.test(schema)) throw new RangeError('schema must match [a-z_][a-z0-9_]{0,62}')
   const max = options.maxConnections ?? 10
   if (!Number.isInteger(max) || max < 1) throw new RangeError('maxConnections must be a whole number ≥ 1')
-  const connectTimeoutMs = options.connectTimeoutMs ?? 10_000
-  if (!Number.isInteger(connectTimeoutMs) || connectTimeoutMs < 1)
-    throw new RangeError('connectTimeoutMs must be a whole number ≥ 1')
   const parsed = clientConfigOf(options.connectionString)
+  const { connectTimeoutMs, queryTimeoutMs } = postgresTimeouts(options, parsed)
   const pool = new pg.Pool({
     ...withSessionOptions(parsed, SESSION_OPTIONS),
     max,
     connectionTimeoutMillis: connectTimeoutMs,
+    query_timeout: queryTimeoutMs,
   })
   const unflushedPool = new pg.Pool({
     ...withSessionOptions(parsed, unflushedPoolSettings.options),
     max: unflushedPoolSettings.max,
     connectionTimeoutMillis: connectTimeoutMs,
+    query_timeout: queryTimeoutMs,
   })
   // An idle client error (server restart) must not crash the process; the next query reports it.
   pool.on('error', () => {})
   unflushedPool.on('error', () => {})
+  const health = new StoreHealth()
   const guard = async <T>(fn: () => Promise<T>): Promise<T> => {
-    try {
-      return await fn()
-    } catch (cause) {
-      throw cause instanceof StoreError ? cause : new StoreError('PostgreSQL store operation failed', { cause })
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const out = await fn()
+        health.succeeded()
+        return out
+      } catch (cause) {
+        if (cause instanceof StoreError) throw cause
+        // A serialization failure or deadlock rolled the statement (or transaction) back: running it again is safe,
+        // and usually succeeds once the other transaction is through. Left after the retries, it is an outage.
+        if (attempt < 3 && isRetryableConflict(cause)) {
+          await new Promise((r) => setTimeout(r, attempt * (5 + Math.random() * 20)))
+          continue
+        }
+        throw new StoreError('PostgreSQL store operation failed', { cause, health })
+      }
     }
   }
   const transaction = <T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> =>
     guard(async () => {
       const c = await pool.connect()
+      let failed: unknown
       try {
         await c.query('BEGIN')
         const out = await fn(c)
         await c.query('COMMIT')
         return out
       } catch (e) {
+        failed = e
         await c.query('ROLLBACK').catch(() => {})
         throw e
       } finally {
-        c.release()
+        // A connection a statement failed on may be cut or mid-answer (a query timeout): dropped, not pooled again.
+        // After a refused statement (a constraint, a deadlock) the ROLLBACK left it clean and it is kept.
+        c.release(failed !== undefined && !(failed instanceof pg.DatabaseError) ? (failed as Error) : undefined)
       }
     })
   const end = async () => {
     await Promise.all([pool.end(), unflushedPool.end()])
   }
-  return { pool, unflushedPool, schema, guard, transaction, end }
+  return { pool, unflushedPool, schema, guard, health, transaction, end }
+}
+
+const isRetryableConflict = (e: unknown) => e instanceof pg.DatabaseError && (e.code === '40001' || e.code === '40P01')
+
+/**
+ * The pools' timeouts: the options, else the connection string's (libpq's `connect_timeout` in seconds, node-postgres's
+ * `query_timeout` in ms), else 10 s to connect and 5 s per statement. RangeError for a value that is not a whole number
+ * ≥ 1 (never quoting the string).
+ */
+export function postgresTimeouts(
+  options: Pick<PostgresStoreOptions, 'connectTimeoutMs' | 'queryTimeoutMs'>,
+  parsed: pg.ClientConfig & { connect_timeout?: unknown },
+): { connectTimeoutMs: number; queryTimeoutMs: number } {
+  const fromString = (v: unknown, scale: number) =>
+    v === undefined || v === null || v === '' ? undefined : Number(v) * scale
+  const connectTimeoutMs = options.connectTimeoutMs ?? fromString(parsed.connect_timeout, 1000) ?? 10_000
+  if (!Number.isInteger(connectTimeoutMs) || connectTimeoutMs < 1)
+    throw new RangeError('connectTimeoutMs (or connect_timeout) must be a whole number ≥ 1')
+  const queryTimeoutMs = options.queryTimeoutMs ?? fromString(parsed.query_timeout, 1) ?? 5_000
+  if (!Number.isInteger(queryTimeoutMs) || queryTimeoutMs < 1)
+    throw new RangeError('queryTimeoutMs (or query_timeout) must be a whole number ≥ 1')
+  return { connectTimeoutMs, queryTimeoutMs }
 }
 
 /**
@@ -156,10 +209,18 @@ export const schemaDdlLockKey = (schema: string) => `tollgate_provider_ddl:${sch
 /** Runs DDL under the schema's DDL lock. */
 export function runSchemaDdl(c: PostgresConnection, ddl: string): Promise<void> {
   return c.transaction(async (client) => {
-    await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [schemaDdlLockKey(c.schema)])
-    await client.query(ddl)
+    // Waiting for another replica's DDL and migrating a large table can take longer than a call's query timeout.
+    await client.query(ddlQuery('SELECT pg_advisory_xact_lock(hashtext($1))', [schemaDdlLockKey(c.schema)]))
+    await client.query(ddlQuery(ddl))
   })
 }
+
+/** Schema changes at open: bounded (a frozen server does not hang a start forever), but far above a call's. */
+const DDL_TIMEOUT_MS = 15 * 60_000
+
+// node-postgres reads a per-query query_timeout (client.js), which @types/pg's QueryConfig does not list.
+export const ddlQuery = (text: string, values: unknown[] = []): pg.QueryConfig =>
+  ({ text, values, query_timeout: DDL_TIMEOUT_MS }) as pg.QueryConfig
 
 /** A DO block converting columns still typed JSONB (tables from earlier versions) to TEXT. */
 export function jsonbToText(s: string, table: string, columns: readonly string[]): string {
