@@ -39,7 +39,12 @@ export class StoreError extends ProviderError {
     if (options?.cause !== undefined) this.cause = options.cause
     this.outage = options?.cause === undefined ? undefined : outageOf(options.cause)
     Object.defineProperty(this, 'health', { value: options?.health, enumerable: false })
-    if (this.outage !== undefined) options?.health?.failed(this.outage)
+  }
+
+  /** Marks the store down when this is an outage (since: the health's epoch when the failed call started). */
+  reported(since: number): this {
+    if (this.outage !== undefined) this.health?.failed(this.outage, since)
+    return this
   }
 }
 

@@ -100,32 +100,42 @@ export function outageOf(error: unknown): StoreOutage | undefined {
 }
 
 /**
- * One store's up/down state, so the log names an outage once, not once per request: the first failure that is an
- * outage marks the store down; the first call that reaches the store again marks it up. The store's operations report
- * each result (`succeeded` costs one comparison); the tool-call path announces the outage with its logger, once.
+ * One store's up/down state, so the log names an outage once, not once per request: a failing call that is an outage
+ * marks the store down; a call that reaches the store again marks it up. Only a call that started in the current state
+ * changes it (`since` is the `epoch` read when it started): a call in flight when PostgreSQL went down may still
+ * succeed after the first failure, and one stuck in a frozen server may fail after the first success — neither may
+ * make the log flap. The tool-call path announces the outage with its logger, once.
  */
 export class StoreHealth {
   #down: StoreOutage | undefined
+  #epoch = 0
   #announced = false
   #logger: Logger | undefined
 
-  /** The outage in progress, or undefined when the last store call succeeded. */
+  /** Changes with every transition: read it when a call starts, hand it to failed() or succeeded() when it ends. */
+  get epoch(): number {
+    return this.#epoch
+  }
+
+  /** The outage in progress, or undefined when the store answers. */
   get outage(): StoreOutage | undefined {
     return this.#down
   }
 
-  /** A store call failed with this outage. */
-  failed(outage: StoreOutage): void {
-    if (this.#down !== undefined) return
+  /** A store call that started at epoch `since` failed with this outage. */
+  failed(outage: StoreOutage, since: number): void {
+    if (this.#down !== undefined || since !== this.#epoch) return
     this.#down = outage
+    this.#epoch++
     this.#announced = false
   }
 
-  /** A store call succeeded: an outage that was announced ends with one line. */
-  succeeded(): void {
-    if (this.#down === undefined) return
+  /** A store call that started at epoch `since` succeeded: an outage that was announced ends with one line. */
+  succeeded(since: number): void {
+    if (this.#down === undefined || since !== this.#epoch) return
     const { type, code } = this.#down
     this.#down = undefined
+    this.#epoch++
     if (this.#announced) this.#logger?.info({ store_error: { type, code } }, 'store available again')
     this.#announced = false
   }

@@ -137,9 +137,10 @@ export function connectPostgres(options: PostgresStoreOptions): PostgresConnecti
   const health = new StoreHealth()
   const guard = async <T>(fn: () => Promise<T>): Promise<T> => {
     for (let attempt = 1; ; attempt++) {
+      const since = health.epoch
       try {
         const out = await fn()
-        health.succeeded()
+        health.succeeded(since)
         return out
       } catch (cause) {
         if (cause instanceof StoreError) throw cause
@@ -149,7 +150,7 @@ export function connectPostgres(options: PostgresStoreOptions): PostgresConnecti
           await new Promise((r) => setTimeout(r, attempt * (5 + Math.random() * 20)))
           continue
         }
-        throw new StoreError('PostgreSQL store operation failed', { cause, health })
+        throw new StoreError('PostgreSQL store operation failed', { cause, health }).reported(since)
       }
     }
   }

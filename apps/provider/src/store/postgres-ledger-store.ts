@@ -569,32 +569,35 @@ export function openPostgresLedgerStore(connection: PostgresConnection): DemoLed
         // The locking path does not finish the key: the caller's own finish follows (finished stays absent).
         return (await applyLocked(db, key, kind, ref, m, opts.alsoRead ?? [])) as LedgerApplyResult<R>
       }),
-    applyClaiming: <R>(
+    applyClaiming: async <R>(
       claim: ClaimRequest,
       kind: string,
       ref: string,
       mutate: LedgerMutation<R>,
       options: ClaimingOptions<R>,
-    ) =>
-      guard(async (): Promise<{ outcome: R } | undefined> => {
-        const alsoRead = options.alsoRead ?? []
-        // Only from known documents (one round trip in all); otherwise the usual path reads them.
-        const got = readFromKnown(db, kind, ref, alsoRead)
-        if (got === undefined || got.doc === null || got.version === null) return undefined
-        const change = mutate(parse(got.doc) as Doc, undefined, got.related.map(parse))
+    ): Promise<{ outcome: R } | undefined> => {
+      const alsoRead = options.alsoRead ?? []
+      // Only from known documents (one round trip in all); otherwise the usual path reads them.
+      const got = readFromKnown(db, kind, ref, alsoRead)
+      if (got === undefined || got.doc === null || got.version === null) return undefined
+      const { doc: knownDoc, version } = got
+      // Only the write is guarded: an answer from the documents known in memory says nothing of the database (it
+      // must not end an outage in the store's health).
+      return guard(async (): Promise<{ outcome: R } | undefined> => {
+        const change = mutate(parse(knownDoc) as Doc, undefined, got.related.map(parse))
         if (change.record === false) return undefined
         const record = options.recordOf(change.outcome)
         if (record === undefined) return undefined
         const { doc, seen } = writeOf(change, got, alsoRead)
         const outcome = JSON.stringify(change.outcome)
-        const version = got.version
         const wrote = await db.claimWrite({ claim, kind, ref, doc, version, outcome, put: change.put, seen, record })
         // Stale: forget the document, so the usual path reads it first instead of trying a write bound to fail.
         if (wrote === 'stale') db.known.delete(docId(kind, ref))
         if (wrote !== 'written') return undefined
-        rememberWritten(db, kind, ref, doc, got.doc, version)
+        rememberWritten(db, kind, ref, doc, knownDoc, version)
         return { outcome: change.outcome }
-      }),
+      })
+    },
     lookup: <R>(key: string) =>
       guard(async () => parse((await db.run<{ outcome: string }>('lookup', [key])).rows[0]?.outcome) as R | undefined),
     rewrite: (key, kind, ref, mutate) => rewriteLocked(db, key, kind, ref, mutate),

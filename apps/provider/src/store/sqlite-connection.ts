@@ -53,8 +53,13 @@ export interface SqliteConnection {
 
 const SYNCHRONOUS = ['OFF', 'NORMAL', 'FULL', 'EXTRA']
 
-const storeErrorOf = (health: StoreHealth) => (cause: unknown) =>
-  cause instanceof StoreError ? cause : new StoreError('SQLite store operation failed', { cause, health })
+/** A failure as a StoreError; an outage marks the store down if the call started at epoch `since` (default: now). */
+const storeErrorOf =
+  (health: StoreHealth) =>
+  (cause: unknown, since = health.epoch): StoreError =>
+    cause instanceof StoreError
+      ? cause
+      : new StoreError('SQLite store operation failed', { cause, health }).reported(since)
 
 /** Opens file (creating it) in WAL mode for the durability. RangeError for an unknown one. */
 export function openSqliteConnection(
@@ -151,7 +156,7 @@ export function openSqliteConnection(
 function walSyncer(
   fd: number,
   sync: NonNullable<SqliteConnectionHooks['fdatasync']>,
-  storeError: (cause: unknown) => StoreError,
+  storeError: (cause: unknown, since?: number) => StoreError,
 ) {
   let committed = 0
   let synced = 0
@@ -224,7 +229,7 @@ function groupCommit(
   db: Database.Database,
   durable: ReturnType<typeof walSyncer> | undefined,
   checkpointer: Checkpointer | undefined,
-  storeError: (cause: unknown) => StoreError,
+  storeError: (cause: unknown, since?: number) => StoreError,
   health: StoreHealth,
 ) {
   interface QueuedWrite {
@@ -280,20 +285,22 @@ function groupCommit(
     queue = []
     if (items.length === 0) return
     let done: Done[]
+    const since = health.epoch
     try {
       done = runBatch(items)
     } catch (cause) {
-      for (const item of items) item.reject(storeError(cause))
+      const error = storeError(cause, since)
+      for (const item of items) item.reject(error)
       return
     }
     checkpointer?.afterCommit()
     // A commit of writes that all went through (with 'power-loss', once its sync below returned too) ends an outage.
     // Not a batch with a failed write: on a full disk SQLite may commit the batch but fail its writes one by one.
     const allWritten = done.every((d) => d.ok)
-    if (durable === undefined && allWritten) health.succeeded()
+    if (durable === undefined && allWritten) health.succeeded(since)
     const answer = (item: QueuedWrite, d: Done) => {
       if (d.ok) item.resolve(d.value)
-      else item.reject(storeError(d.error))
+      else item.reject(storeError(d.error, since))
     }
     if (durable === undefined) {
       for (const [i, item] of items.entries()) answer(item, done[i] as Done)
@@ -311,7 +318,7 @@ function groupCommit(
     if (waiting.length === 0) return
     durable.afterSyncOf(seq).then(
       () => {
-        if (allWritten) health.succeeded()
+        if (allWritten) health.succeeded(since)
         for (const i of waiting) answer(items[i] as QueuedWrite, done[i] as Done)
       },
       (error: unknown) => {
