@@ -85,7 +85,11 @@ async function assertExactlyOnce(keys: readonly string[]) {
 function assertLoggedOnce(log: ReturnType<typeof capturedLogger>, name: string, outages: number) {
   const down = log.messages('store unavailable')
   const up = log.messages('store available again')
-  assert.equal(down.length, outages, `${name}: 'store unavailable' lines: ${log.raw.filter((l) => l.includes('store ')).join('\n')}`)
+  assert.equal(
+    down.length,
+    outages,
+    `${name}: 'store unavailable' lines: ${log.raw.filter((l) => l.includes('store ')).join('\n')}`,
+  )
   assert.equal(up.length, outages, `${name}: 'store available again' lines`)
   for (const line of down) {
     const e = line.store_error as { type: string; code: string }

@@ -286,7 +286,9 @@ export class ProviderRules {
       // billing failure, so the retry recovers through billing.lookup(key) at once instead of answering in_progress
       // until the lease runs out. In a full outage this fails too, and the lease ends on its own.
       await this.#store.abandon(key, owner).catch(() => {})
-      throw error
+      const outage = outageAnswer(error)
+      if (outage === undefined) throw error
+      return outage
     }
     if (!recorded) {
       // Our claim was taken over (lease ran out mid-call); answer what the winner recorded.
