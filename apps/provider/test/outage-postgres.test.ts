@@ -94,7 +94,7 @@ function assertLoggedOnce(log: ReturnType<typeof capturedLogger>, name: string, 
   for (const line of down) {
     const e = line.store_error as { type: string; code: string }
     assert.deepEqual(Object.keys(e).sort(), ['code', 'type'])
-    assert.match(e.code, /^(ECONNREFUSED|ECONNRESET|57P01|PG_[A-Z_]+)$/, `${name}: ${e.code}`)
+    assert.match(e.code, /^(ECONNREFUSED|ECONNRESET|57P0[123]|PG_[A-Z_]+)$/, `${name}: ${e.code}`)
   }
   // The calls' own lines say `unavailable`; none of them carries an exception dump of the outage.
   assert.equal(log.lines.filter((l) => l.msg === 'tool failed').length, 0, `${name}: per-call fault lines`)
