@@ -216,12 +216,16 @@ export function runSchemaDdl(c: PostgresConnection, ddl: string): Promise<void> 
   })
 }
 
-/** Schema changes at open: bounded (a frozen server does not hang a start forever), but far above a call's. */
-const DDL_TIMEOUT_MS = 15 * 60_000
+/**
+ * Schema changes at open and the hourly purge (a first purge may delete a large backlog): bounded, so a frozen server
+ * does not hang them forever, but far above a call's query timeout.
+ */
+export const LONG_STATEMENT_TIMEOUT_MS = 15 * 60_000
 
 // node-postgres reads a per-query query_timeout (client.js), which @types/pg's QueryConfig does not list.
-export const ddlQuery = (text: string, values: unknown[] = []): pg.QueryConfig =>
-  ({ text, values, query_timeout: DDL_TIMEOUT_MS }) as pg.QueryConfig
+export const longQuery = (config: pg.QueryConfig): pg.QueryConfig =>
+  ({ ...config, query_timeout: LONG_STATEMENT_TIMEOUT_MS }) as pg.QueryConfig
+export const ddlQuery = (text: string, values: unknown[] = []): pg.QueryConfig => longQuery({ text, values })
 
 /** A DO block converting columns still typed JSONB (tables from earlier versions) to TEXT. */
 export function jsonbToText(s: string, table: string, columns: readonly string[]): string {

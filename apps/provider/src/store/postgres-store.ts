@@ -12,6 +12,7 @@ import {
   connectPostgres,
   jsonbToText,
   keyRecordColumns,
+  longQuery,
   type PostgresConnection,
   type PostgresStoreOptions,
   runSchemaDdl,
@@ -195,7 +196,11 @@ function keysStore(connection: PostgresConnection): Store {
         const row = (await run<OperationsRow>('get', [key])).rows[0]
         return row === undefined ? undefined : toOperation(row)
       }),
-    purge: (cutoffMs) => guard(async () => (await run('purge', [cutoffMs])).rowCount ?? 0),
+    purge: (cutoffMs) =>
+      guard(
+        async () =>
+          (await pool.query(longQuery({ name: 'tollgate_purge', text: sql.purge, values: [cutoffMs] }))).rowCount ?? 0,
+      ),
     countPending: () => guard(async () => (await run<{ n: number }>('countPending', [])).rows[0]?.n ?? 0),
     close: () => guard(() => connection.end()),
   }

@@ -55,7 +55,14 @@ export function unexpected(name: string, out: CallResult, wanted: string): Check
 
 /** A provider's text as a report may show it: one line, at most 300 characters. */
 function shown(text: string): string {
-  const line = text.replace(/[\u0000-\u001f\u007f]+/g, ' ')
+  let line = ''
+  // Control characters (C0 and DEL) become spaces, a run of them one space: a report line stays one line.
+  for (const ch of text) {
+    const code = ch.charCodeAt(0)
+    const control = code < 0x20 || code === 0x7f
+    if (!control) line += ch
+    else if (!line.endsWith(' ')) line += ' '
+  }
   return line.length > 300 ? `${line.slice(0, 300)}…` : line
 }
 

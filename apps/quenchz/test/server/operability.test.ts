@@ -24,14 +24,7 @@ import { main } from '../../src/cli.ts'
 import { connect } from './support/clients.ts'
 
 const RUN_CLI = fileURLToPath(new URL('./support/run-cli.ts', import.meta.url))
-const NODE_ARGS = [
-  '--conditions=@tollgate/source',
-  '--import',
-  import.meta.resolve('tsx'),
-  '--import',
-  '/tmp/B-hook/register.mjs',
-  RUN_CLI,
-]
+const NODE_ARGS = ['--conditions=@tollgate/source', '--import', import.meta.resolve('tsx'), RUN_CLI]
 const scratch = mkdtempSync(join(tmpdir(), 'quenchz-ops-'))
 const empty = join(scratch, 'empty-recordings')
 mkdirSync(empty, { recursive: true })
@@ -129,6 +122,9 @@ function whyRequest(token: string, id: number): { headers: Record<string, string
       'content-type': 'application/json',
       accept: 'application/json, text/event-stream',
       'mcp-protocol-version': '2026-07-28',
+      // The 2026-07-28 SDK refuses a tools/call whose body and Mcp-Method/Mcp-Name headers disagree (400).
+      'mcp-method': 'tools/call',
+      'mcp-name': 'calendar.why',
       'content-length': String(Buffer.byteLength(body)),
     },
   }
@@ -209,7 +205,8 @@ describe('the admin port', () => {
       [['--admin-host', '0.0.0.0'], '--admin-host needs --admin-port'],
       [['--admin-port', '65536'], '--admin-port must be an integer from 0 to 65535'],
       [['--admin-port', '9100', '--admin-host', 'a b'], '--admin-host must be an address to bind, such as 127.0.0.1'],
-      [['--shutdown-timeout-ms', '-1'], '--shutdown-timeout-ms must be an integer from 0 to 600000'],
+      // `--flag -1` reads -1 as a flag of its own; a negative value can only be typed with `=`.
+      [['--shutdown-timeout-ms=-1'], '--shutdown-timeout-ms must be an integer from 0 to 600000'],
       [['--shutdown-timeout-ms', '600001'], '--shutdown-timeout-ms must be an integer from 0 to 600000'],
     ]
     for (const [argv, problem] of cases) {
