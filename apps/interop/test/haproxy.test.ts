@@ -11,10 +11,12 @@ import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { type CallResult, PlatformClient } from '@tollgate/platform-client'
 import { main as providercheck } from '@tollgate/providercheck'
+import { signHeaders } from '@tollgate/signing'
 import { probeRedis, type RedisProbe } from '@tollgate/test-support'
 import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose'
 import pg from 'pg'
 import { type AnyClient, type Credential, connectClient } from './support/clients.js'
+import { type CuttableProxy, startCuttableProxy } from './support/cuttable-proxy.js'
 import {
   freePort,
   HAPROXY_INSTALL_HINT,
@@ -170,6 +172,12 @@ describe('two replicas of each server behind HAProxy (round-robin, no stickiness
       redisProbe.prefix,
       '--budget-clock',
       'frozen',
+      // With --jwks-url every verified sub is a caller of the open fair budget; these numbers give the seed's split
+      // for two callers (each its reserve of 15, a shared pool of 30: 45 for the greedy one, 15 for the other).
+      '--caller-reserve',
+      '15',
+      '--budget-pool',
+      '30',
     ]
     // Sessions live in the budget's Redis; every replica verifies session ids with the same key.
     const quenchzEnv = { ...process.env, MCP_SESSION_KEY: randomUUID() + randomUUID() }
@@ -413,8 +421,8 @@ describe('two replicas of each server behind HAProxy (round-robin, no stickiness
     const alpha = await connectClient('v2', quenchzUrl, await bearer('agent-alpha'))
     const beta = await connectClient('v2', quenchzUrl, await bearer('agent-beta'))
     try {
-      // Capacity 60, f 0.5, two callers, frozen clock: agent-alpha gets its reserve 15 plus the spare 30 = 45 calls,
-      // then nothing, however the calls are spread — and one replica dies after call 20.
+      // Reserve 15 each, pool 30, frozen clock: agent-alpha gets its reserve 15 plus the pool's 30 = 45 calls, then
+      // nothing, however the calls are spread — and one replica dies after call 20.
       for (let i = 0; i < 45; i++) {
         if (i === 20) await quenchzes[0]?.kill()
         assert.equal(textOf(await alpha.callTool('rates.nothing', {})), NO_SUCH_TOOL, `alpha call ${i + 1}`)
@@ -441,5 +449,111 @@ describe('two replicas of each server behind HAProxy (round-robin, no stickiness
       assert.ok(answered(session), JSON.stringify(session.requests))
       assert.deepEqual(session.requests.at(-1), { method: 'DELETE', rpc: undefined, status: 200, replica: 'quenchz2' })
     }
+  })
+})
+
+describe('a provider replica whose store is gone leaves the rotation and comes back (HAProxy checks /readyz)', {
+  skip: SKIP,
+}, () => {
+  const scratch = mkdtempSync(join(tmpdir(), 'tollgate-haproxy-ready-'))
+  const schema = `tollgate_interop_r${process.pid}_${Date.now().toString(36)}`
+  const replicas: ServerProcess[] = []
+  let proxy: CuttableProxy
+  let balancer: RunningHaproxy
+  let base = ''
+
+  before(async () => {
+    const env = { ...process.env, SIGNING_SECRET: SECRET }
+    // Replica 1 reaches PostgreSQL through a forwarder the test can cut (a partition between it and the database);
+    // replica 2 directly. Short bounds, so an outage shows within a second.
+    const direct = new URL(PG_URL)
+    proxy = await startCuttableProxy(Number(direct.port || 5432), direct.hostname)
+    const viaProxy = new URL(PG_URL)
+    viaProxy.port = String(proxy.port)
+    for (const url of [viaProxy, direct]) {
+      url.searchParams.set('connect_timeout', '1')
+      url.searchParams.set('query_timeout', '800')
+      replicas.push(
+        await startServerProcess(
+          'provider',
+          ['--port', '0', '--database-url', url.href, '--schema', schema],
+          scratch,
+          /^provider listening on (\S+)/m,
+          env,
+        ),
+      )
+    }
+    const port = await freePort()
+    const config = haproxyConfig([
+      { name: 'provider', bind: `127.0.0.1:${port}`, servers: replicas.map((p) => new URL(p.url).host) },
+    ])
+    balancer = await startHaproxy(scratch, config, [port])
+    base = `http://127.0.0.1:${port}`
+  })
+
+  after(async () => {
+    await balancer?.stop()
+    for (const p of replicas) await p.stop()
+    await proxy?.close()
+    const c = new pg.Client({ connectionString: PG_URL })
+    await c.connect()
+    await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
+    await c.end()
+    rmSync(scratch, { recursive: true, force: true })
+  })
+
+  /** n signed reads through the balancer: each answer's status and replica. */
+  async function reads(n: number): Promise<{ status: number; replica: string | null }[]> {
+    const out: { status: number; replica: string | null }[] = []
+    for (let i = 0; i < n; i++) {
+      const url = new URL('/v1/transactions/ch_9001', base)
+      const headers = signHeaders(SECRET, { method: 'GET', host: url.host, path: url.pathname, body: Buffer.alloc(0) })
+      const res = await fetch(url, { headers })
+      await res.arrayBuffer()
+      out.push({ status: res.status, replica: res.headers.get('x-tollgate-replica') })
+    }
+    return out
+  }
+
+  /** Polls a replica's own /readyz until it answers `status`. */
+  async function replicaReadyz(replica: ServerProcess, status: number): Promise<void> {
+    const url = new URL('/readyz', replica.url)
+    for (let i = 0; i < 100; i++) {
+      const res = await fetch(url).catch(() => undefined)
+      await res?.arrayBuffer()
+      if (res?.status === status) return
+      await new Promise((r) => setTimeout(r, 100))
+    }
+    assert.fail(`${url.href} never answered ${status}`)
+  }
+  const settle = () => new Promise((r) => setTimeout(r, 1_200)) // a few of HAProxy's 300 ms checks
+
+  test('cut from PostgreSQL: out of rotation, every request answered by the other; reconnected: back in', async () => {
+    const before = await reads(20)
+    assert.ok(
+      before.every((r) => r.status === 200),
+      JSON.stringify(before),
+    )
+    assert.deepEqual(new Set(before.map((r) => r.replica)), new Set(['provider1', 'provider2']))
+
+    proxy.cut()
+    await replicaReadyz(replicas[0] as ServerProcess, 503)
+    await settle()
+    const during = await reads(20)
+    assert.deepEqual(
+      during.map((r) => `${r.status} ${r.replica}`),
+      Array(20).fill('200 provider2'),
+      'the replica that cannot reach its database gets no requests',
+    )
+
+    proxy.restore()
+    await replicaReadyz(replicas[0] as ServerProcess, 200)
+    await settle()
+    const afterwards = await reads(20)
+    assert.ok(
+      afterwards.every((r) => r.status === 200),
+      JSON.stringify(afterwards),
+    )
+    assert.deepEqual(new Set(afterwards.map((r) => r.replica)), new Set(['provider1', 'provider2']))
   })
 })

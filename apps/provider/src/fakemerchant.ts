@@ -23,9 +23,10 @@ const BIN = 'fakemerchant'
 const USAGE = `usage: SIGNING_SECRET=srmps_<random> fakemerchant [--port 12112] [--host 127.0.0.1] [--db FILE]
   [--lease-ms 30000] [--settle-ms 10000] [--retention-days 30] [--public-host HOST] [--strip-prefix /PREFIX]
   [--durability power-loss|process-crash] [--database-url postgres://… [--database-schema ${DEFAULT_DATABASE_SCHEMA}]]
-  [--allowed-host NAME]… [--admin-port N [--admin-host 127.0.0.1]]
+  [--allowed-host NAME]… [--admin-port N [--admin-host 127.0.0.1]] [--shutdown-timeout-ms 10000]
   fakemerchant -h|--help | --version
-  Serves MCP at http://HOST:PORT/mcp and REST at http://HOST:PORT/v1/… (REST base URL http://HOST:PORT).
+  Serves MCP at http://HOST:PORT/mcp and REST at http://HOST:PORT/v1/… (REST base URL http://HOST:PORT), and
+  GET /livez (the process serves) and /readyz (the store takes writes; 503 while not, or while stopping) unsigned.
   SIGNING_SECRET  the sandbox signing secret (srmps_…); two comma-separated secrets while rotating
   MCP_SESSION_KEY MAC key of 2025-era session ids (≥ 32 characters): give every replica the same one
   --port N        port to listen on (default 12112; 0 picks a free one)
@@ -37,7 +38,10 @@ const USAGE = `usage: SIGNING_SECRET=srmps_<random> fakemerchant [--port 12112] 
                   --public-host are allowed by default, any other Host gets 421
   --admin-port N  serve Prometheus metrics (/metrics) and /livez, /readyz on this port, apart from the public one
                   (off unless given; 0 picks a free one)
-  --admin-host    address of the admin port (default 127.0.0.1: keep it off the public network)`
+  --admin-host    address of the admin port (default 127.0.0.1: keep it off the public network)
+  --shutdown-timeout-ms N  on SIGTERM/SIGINT, how long requests already received may take to be answered before
+                  they are cut (default 10000); /readyz answers 503 at once, the exit status is 0
+  A database that cannot be reached at start is waited for (one line on stderr; /readyz 503 until it opens).`
 
 const HANG_HOOK = 'TOLLGATE_PROVIDER_TEST_HANG_AFTER_REFUND'
 
@@ -74,6 +78,7 @@ async function main(): Promise<number> {
         'allowed-host': { type: 'string', multiple: true },
         'admin-port': { type: 'string' },
         'admin-host': { type: 'string' },
+        'shutdown-timeout-ms': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean' },
       },
@@ -113,7 +118,11 @@ async function main(): Promise<number> {
   let leaseMs: number | undefined
   let settleAfterMs: number | undefined
   let retentionDays: number | undefined
+  let shutdownDeadlineMs: number | undefined
   try {
+    shutdownDeadlineMs = int(str('shutdown-timeout-ms'), '--shutdown-timeout-ms')
+    if (shutdownDeadlineMs !== undefined && shutdownDeadlineMs > 600_000)
+      throw new UsageProblem('--shutdown-timeout-ms must be at most 600000')
     leaseMs = int(str('lease-ms'), '--lease-ms')
     settleAfterMs = int(str('settle-ms'), '--settle-ms')
     retentionDays = int(str('retention-days'), '--retention-days')
@@ -143,8 +152,20 @@ async function main(): Promise<number> {
   const temp = owned.temp
   const allowedHosts = values['allowed-host'] as string[] | undefined
   const hangOn = process.env[HANG_HOOK]
+  // A signal while the start waits for its store ends the wait; once serving, it stops the server gracefully.
+  const starting = new AbortController()
+  let stop = () => starting.abort()
+  const onSignal = () => stop()
+  process.once('SIGINT', onSignal)
+  process.once('SIGTERM', onSignal)
   try {
     const provider = await startProvider({
+      signal: starting.signal,
+      onWaitingForStore: (error) => {
+        const why = explainStoreFailure(error, choice) ?? `${error.message} (${error.outage?.code ?? 'unavailable'})`
+        process.stderr.write(`${BIN}: ${why}; waiting for it (/readyz answers 503 until it opens)\n`)
+      },
+      ...(shutdownDeadlineMs !== undefined && { shutdownDeadlineMs }),
       secrets,
       host,
       port,
@@ -176,17 +197,17 @@ async function main(): Promise<number> {
     process.stdout.write(`fakemerchant: REST at ${provider.restUrl} (base URL ${provider.baseUrl})\n`)
     if (provider.adminUrl !== undefined)
       process.stdout.write(`fakemerchant: metrics at ${provider.adminUrl}/metrics (admin port)\n`)
-    const stop = () => {
-      void provider.close().then(() => {
+    stop = () => {
+      void provider.shutdown().then(({ cut }) => {
+        if (cut > 0) process.stderr.write(`${BIN}: ${cut} request(s) cut at the shutdown deadline\n`)
         temp?.remove()
         process.exit(0)
       })
     }
-    process.once('SIGINT', stop)
-    process.once('SIGTERM', stop)
     return -1
   } catch (error) {
     temp?.remove()
+    if (starting.signal.aborted) return 0
     // The admin listener starts after the public one: a listen error naming its address is the admin port's.
     const failed = error as { port?: unknown; address?: unknown } | null
     const admin = { host: adminHost ?? '127.0.0.1', port: adminPort ?? -1 }

@@ -281,6 +281,7 @@ export class ProviderMetrics {
       kind: store.kind,
       ...(calls as Pick<Store, (typeof STORE_CALLS)[number]>),
       purge: (cutoffMs) => store.purge(cutoffMs),
+      probe: () => store.probe(),
       close: () => store.close(),
     }
   }

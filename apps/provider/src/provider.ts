@@ -1,5 +1,5 @@
 // startProvider: wires signing admission, the MCP door and the REST routes, the rules, the store and the billing port.
-import type { Server } from 'node:http'
+import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { toNodeHandler } from '@modelcontextprotocol/node'
 import { createMcpHandler } from '@modelcontextprotocol/server'
@@ -13,13 +13,20 @@ import {
   LegacySessions,
   type SessionStore,
 } from '@tollgate/mcp-endpoint'
-import { type RunningAdminServer, startAdminServer } from '@tollgate/operability'
+import {
+  GracefulServer,
+  Health,
+  isHealthPath,
+  type RunningAdminServer,
+  type ShutdownReport,
+  startAdminServer,
+} from '@tollgate/operability'
 import { SignatureVerifier, type SigningEnvironment, secretEnvironment } from '@tollgate/signing'
 import type { Logger } from 'pino'
 import { DemoLedger, type DemoLedgerOptions } from './billing/demo-ledger.js'
 import type { BillingPort } from './billing/port.js'
 import { checkBillingPort } from './billing/port-check.js'
-import { NoSecretError } from './errors.js'
+import { NoSecretError, StoreError } from './errors.js'
 import { createAdmission } from './http/authorize.js'
 import { createLegacyFastPath, createModernFastPath } from './http/modern-fast-path.js'
 import { createServer } from './mcp/create-server.js'
@@ -112,6 +119,15 @@ export interface ProviderOptions {
   adminPort?: number
   /** Address of the admin listener; default 127.0.0.1 (keep it off the public network). */
   adminHost?: string
+  /** How long `shutdown()` lets requests already received finish before cutting them; default 10 000 ms. */
+  shutdownDeadlineMs?: number
+  /**
+   * Stops a start that is still waiting for its store (see startProvider): the promise rejects with the signal's
+   * reason and nothing is left listening.
+   */
+  signal?: AbortSignal
+  /** Told once, with the first failure, when the store cannot be reached at start and the start waits for it. */
+  onWaitingForStore?: (error: StoreError) => void
 }
 
 export interface RunningProvider {
@@ -129,8 +145,18 @@ export interface RunningProvider {
   adminUrl?: string
   /** The provider's metrics (its prom-client registry is `metrics.registry`), when adminPort was given. */
   metrics?: ProviderMetrics
+  /** Readiness as /readyz answers it (the store's probe, cached 1 s; false once shutting down). */
+  health: Health
   /** Counters a test or bench can read: how many calls the fast paths answered (2026-07-28, 2025-era). */
   diagnostics: { readonly fastPathAnswered: number; readonly legacyFastPathAnswered: number }
+  /**
+   * Graceful stop (SIGTERM): /readyz answers 503 at once, no new connection is accepted, every request already
+   * received is answered (requests arriving meanwhile on open connections too, with `Connection: close`) up to the
+   * deadline (default shutdownDeadlineMs), then what is left is cut; then the store and pools close. Calling it again,
+   * or close(), returns the same stop.
+   */
+  shutdown(options?: { deadlineMs?: number }): Promise<ShutdownReport>
+  /** Immediate stop (tests): open connections are cut, then the store and pools close. */
   close(): Promise<void>
 }
 
@@ -141,6 +167,50 @@ async function openStore(options: StoreOptions | undefined): Promise<Store> {
     : openPostgresStore({ connectionString: s.connectionString, ...(s.schema !== undefined && { schema: s.schema }) })
 }
 
+/** Retry delays while the store cannot be reached at start: 0.5 s doubling to 5 s. */
+const STORE_RETRY_FIRST_MS = 500
+const STORE_RETRY_MAX_MS = 5_000
+
+/**
+ * Opens the store; while that fails with an outage (the database unreachable, starting up, out of disk), tries again
+ * with backoff until it opens or `signal` aborts. Any other failure (credentials, permissions, a bad file) is thrown
+ * at once: waiting would not fix it. `waiting` is told once, with the first outage.
+ */
+async function openStoreWhenReachable(
+  options: StoreOptions | undefined,
+  signal: AbortSignal | undefined,
+  waiting: (error: StoreError) => void,
+): Promise<Store> {
+  let delayMs = STORE_RETRY_FIRST_MS
+  let told = false
+  for (;;) {
+    signal?.throwIfAborted()
+    try {
+      return await openStore(options)
+    } catch (error) {
+      if (!(error instanceof StoreError) || error.outage === undefined) throw error
+      if (!told) waiting(error)
+      told = true
+    }
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, delayMs)
+      signal?.addEventListener('abort', done, { once: true })
+      function done() {
+        clearTimeout(timer)
+        signal?.removeEventListener('abort', done)
+        resolve()
+      }
+    })
+    delayMs = Math.min(delayMs * 2, STORE_RETRY_MAX_MS)
+  }
+}
+
+/** What every request other than /livez and /readyz gets while the store is not open yet. */
+function answerStarting(_req: IncomingMessage, res: ServerResponse): void {
+  const body = '{"error":{"code":"unavailable","message":"the provider is starting","retryable":true}}'
+  res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '2' }).end(body)
+}
+
 async function defaultLogger(): Promise<Logger> {
   const { pino } = await import('pino')
   // Asynchronous: lines written while a write is in flight go out together (one syscall, not one per call), and
@@ -148,7 +218,12 @@ async function defaultLogger(): Promise<Logger> {
   return pino({ level: 'info', base: { service: 'tollgate-provider' } }, pino.destination({ dest: 2, sync: false }))
 }
 
-/** Starts a merchant-provider/v1 server: MCP at `path`, REST at /v1/… on the same port. Throws TypeError/RangeError on bad options, before listening. */
+/**
+ * Starts a merchant-provider/v1 server: MCP at `path`, REST at /v1/… on the same port, GET /livez and /readyz on it
+ * (unauthenticated; /readyz probes the store). Throws TypeError/RangeError on bad options, before listening. It
+ * listens before opening the store: a store that cannot be reached yet is waited for (logged once; /livez 200,
+ * /readyz 503 and every other request `503 unavailable` meanwhile), and the promise resolves once it has opened.
+ */
 export async function startProvider(options: ProviderOptions): Promise<RunningProvider> {
   const secrets = options.secrets.filter((s) => s !== '')
   if (secrets.length === 0) throw new NoSecretError()
@@ -178,21 +253,86 @@ export async function startProvider(options: ProviderOptions): Promise<RunningPr
   const logger = options.logger === false ? undefined : (options.logger ?? (await defaultLogger()))
   const now = options.now ?? Date.now
 
-  const store = await openStore(options.store)
+  // The public server listens before the store opens, answering the health paths from the start; `serve` is replaced
+  // by the real handler once everything is wired.
+  // A merchant's port is checked before anything listens (the demo ledger needs the store, so it is checked later).
+  const checkedPort = options.billing === undefined ? undefined : await checkBillingPort(options.billing)
+  let store: Store | undefined
+  const health = new Health({
+    checks: {
+      store: () => (store === undefined ? Promise.reject(new Error('the store is not open yet')) : store.probe()),
+    },
+    onChange: ({ ready, failing }) => {
+      if (ready) logger?.info('ready')
+      // The check's error class and code only: a driver's message can quote a value.
+      else
+        logger?.warn(
+          { failing: failing.map((f) => ({ check: f.name, ...errorFacts(f.error) })) },
+          'not ready: /readyz answers 503',
+        )
+    },
+  })
+  let serve: (req: IncomingMessage, res: ServerResponse) => void = answerStarting
+  const server: Server = createLimitedServer(
+    (req, res) => {
+      // Before Host, signatures and tokens: a balancer probes with its own Host and no credentials.
+      if (isHealthPath(req.url) && health.handle(req, res)) return
+      serve(req, res)
+    },
+    // 65 s keep-alive: longer than the usual load balancer idle timeout (60 s), so the balancer closes first.
+    { keepAliveTimeoutMs: 65_000, ...options.connections },
+  )
+  const graceful = new GracefulServer(server, {
+    ...(options.shutdownDeadlineMs !== undefined && { deadlineMs: options.shutdownDeadlineMs }),
+    health,
+  })
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve())
+  })
+  let admin: RunningAdminServer | undefined
+  const stopListening = async () => {
+    await admin?.close()
+    server.closeAllConnections()
+    await new Promise<void>((resolve) => server.close(() => resolve()))
+  }
+  try {
+    if (metrics !== undefined && adminPort !== undefined) {
+      admin = await startAdminServer({
+        port: adminPort,
+        ...(options.adminHost !== undefined && { host: options.adminHost }),
+        registry: metrics.registry,
+        health,
+        onError: (e) => logger?.warn({ err_name: e instanceof Error ? e.name : 'unknown' }, 'metrics scrape failed'),
+      })
+      logger?.info({ host: admin.host, port: admin.port, paths: ['/metrics', '/livez', '/readyz'] }, 'admin listening')
+    }
+    store = await openStoreWhenReachable(options.store, options.signal, (error) => {
+      logger?.warn(
+        { store_error: error.outage },
+        'the store cannot be reached: waiting for it (retrying with backoff; /readyz answers 503 meanwhile)',
+      )
+      options.onWaitingForStore?.(error)
+    })
+  } catch (error) {
+    await stopListening()
+    throw error
+  }
+  const openedStore: Store = store
   try {
     let billing = options.billing
     if (billing === undefined) {
-      const ledger = new DemoLedger(demoLedgerStore(store), { now, ...options.demoLedger })
+      const ledger = new DemoLedger(demoLedgerStore(openedStore), { now, ...options.demoLedger })
       await ledger.seed()
       billing = ledger
     }
-    // describe() valid and the port complete for what it declares, before anything listens.
-    const described = await checkBillingPort(billing)
+    // describe() valid and the port complete for what it declares, before any call is served.
+    const described = checkedPort ?? (await checkBillingPort(billing))
     const tools = listedTools(described.capabilities)
     // Sandbox answers name the schema paths of an invalid port object; production answers keep them in the log.
     const namesFaultPaths = environment === 'sandbox'
     const rules = new ProviderRules({
-      store: metrics?.timedStore(store) ?? store,
+      store: metrics?.timedStore(openedStore) ?? openedStore,
       billing: metrics?.timedBilling(billing) ?? billing,
       now,
       ...(options.inProgressLeaseMs !== undefined && { inProgressLeaseMs: options.inProgressLeaseMs }),
@@ -270,49 +410,25 @@ export async function startProvider(options: ProviderOptions): Promise<RunningPr
       bodies: bodyReader,
       admission,
     })
-    const server: Server = createLimitedServer(
-      (req, res) => {
-        endpoint.handle(req, res, otherPaths).catch((error: unknown) => {
-          logger?.error({ err_name: error instanceof Error ? error.name : 'unknown' }, 'request failed')
-          if (!res.headersSent) {
-            const body = '{"error":{"code":"internal_error","message":"the provider failed","retryable":true}}'
-            res.writeHead(500, { 'content-type': 'application/json' }).end(body)
-          } else res.destroy()
-        })
-      },
-      // 65 s keep-alive: longer than the usual load balancer idle timeout (60 s), so the balancer closes first.
-      { keepAliveTimeoutMs: 65_000, ...options.connections },
-    )
-    const purge = startPurgeJob({ store, retentionDays, now, logger })
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject)
-      server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve())
-    })
+    serve = (req, res) => {
+      endpoint.handle(req, res, otherPaths).catch((error: unknown) => {
+        logger?.error({ err_name: error instanceof Error ? error.name : 'unknown' }, 'request failed')
+        if (!res.headersSent) {
+          const body = '{"error":{"code":"internal_error","message":"the provider failed","retryable":true}}'
+          res.writeHead(500, { 'content-type': 'application/json' }).end(body)
+        } else res.destroy()
+      })
+    }
+    const purge = startPurgeJob({ store: openedStore, retentionDays, now, logger })
     const address = server.address() as AddressInfo
     const hostForUrl = address.family === 'IPv6' ? `[${address.address}]` : address.address
-    let admin: RunningAdminServer | undefined
-    if (metrics !== undefined && adminPort !== undefined) {
+    if (metrics !== undefined) {
       const idleMs = options.sessionIdleTtlMs ?? 300_000
       metrics.watch({
         inProgress: () => rules.inProgress,
-        pending: cachedFor(15_000, () => store.countPending?.()),
+        pending: cachedFor(15_000, () => openedStore.countPending?.()),
         openSessions: () => legacy.store.countOpen?.(now(), idleMs) ?? Promise.resolve(undefined),
       })
-      try {
-        admin = await startAdminServer({
-          port: adminPort,
-          ...(options.adminHost !== undefined && { host: options.adminHost }),
-          registry: metrics.registry,
-          onError: (e) => logger?.warn({ err_name: e instanceof Error ? e.name : 'unknown' }, 'metrics scrape failed'),
-        })
-      } catch (error) {
-        server.closeAllConnections()
-        await new Promise<void>((resolve) => server.close(() => resolve()))
-        await purge.stop()
-        await legacy.close()
-        throw error
-      }
-      logger?.info({ host: admin.host, port: admin.port, paths: ['/metrics', '/livez', '/readyz'] }, 'admin listening')
     }
     logger?.info(
       {
@@ -325,15 +441,27 @@ export async function startProvider(options: ProviderOptions): Promise<RunningPr
       },
       'provider listening',
     )
-    let closing: Promise<void> | undefined
+    let stopping: Promise<ShutdownReport> | undefined
+    const stop = (deadlineMs: number | undefined) => {
+      stopping ??= graceful.close(deadlineMs === undefined ? {} : { deadlineMs }).then(async (report) => {
+        await admin?.close()
+        await purge.stop()
+        await legacy.close()
+        await mcp.close().catch(() => {})
+        await openedStore.close()
+        return report
+      })
+      return stopping
+    }
     return {
       url: `http://${hostForUrl}:${address.port}${path}`,
       baseUrl: `http://${hostForUrl}:${address.port}`,
       restUrl: `http://${hostForUrl}:${address.port}/v1/`,
       port: address.port,
-      store,
+      store: openedStore,
       billing,
       rules,
+      health,
       ...(admin !== undefined && { adminUrl: admin.url }),
       ...(metrics !== undefined && { metrics }),
       diagnostics: {
@@ -344,23 +472,22 @@ export async function startProvider(options: ProviderOptions): Promise<RunningPr
           return legacy.fastPathAnswered
         },
       },
-      close: () => {
-        closing ??= (async () => {
-          await admin?.close()
-          await purge.stop()
-          await legacy.close()
-          await mcp.close().catch(() => {})
-          server.closeAllConnections()
-          await new Promise<void>((resolve) => server.close(() => resolve()))
-          await store.close()
-        })()
-        return closing
-      },
+      shutdown: (shutdownOptions = {}) => stop(shutdownOptions.deadlineMs),
+      close: () => stop(0).then(() => {}),
     }
   } catch (error) {
-    await store.close().catch(() => {})
+    await stopListening()
+    await openedStore.close().catch(() => {})
     throw error
   }
+}
+
+/** An error's class and code, for a log line (never its message, which can quote a value). */
+function errorFacts(error: unknown): { type: string; code?: string } {
+  const type = error instanceof Error ? error.constructor.name : typeof error
+  const outage = error instanceof StoreError ? error.outage : undefined
+  const code = outage?.code ?? (error as { code?: unknown } | null)?.code
+  return typeof code === 'string' ? { type, code } : { type }
 }
 
 /** Counts a refusal made at the MCP door (Host/Origin before routing, so for both bindings). */

@@ -21,8 +21,9 @@ export interface BackendGroup {
 
 /**
  * The configuration the README shows: HTTP mode, round-robin per request, no cookie or stick table (no stickiness),
- * TCP health checks every 300 ms (a dead replica is out after one failed check), and a connection refused by a dead
- * replica retried on the other one (`retries` + `option redispatch`). Requests that reached a replica are never
+ * health checks of `GET /readyz` every 300 ms (a replica that is not ready — its store gone, or draining for a
+ * shutdown — is out after one failed check and back after two good ones), and a connection refused by a dead replica
+ * retried on the other one (`retries` + `option redispatch`). Requests that reached a replica are never
  * retried by the balancer: the platform retries with the same idempotency key, which is what makes that safe.
  * Each answer names its replica in X-Tollgate-Replica, so tests can see the round-robin.
  */
@@ -48,6 +49,8 @@ export function haproxyConfig(groups: readonly (BackendGroup & { bind: string })
       '',
       `backend ${g.name}_replicas`,
       '  balance roundrobin',
+      '  option httpchk GET /readyz',
+      '  http-check expect status 200',
       '  http-response set-header X-Tollgate-Replica %[srv_name]',
       ...g.servers.map((s, i) => `  server ${g.name}${i + 1} ${s} check inter 300ms fall 1 rise 2`),
     )

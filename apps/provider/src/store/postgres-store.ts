@@ -44,6 +44,7 @@ CREATE TABLE IF NOT EXISTS ${s}.operations (
   status TEXT NOT NULL, result TEXT, refusal TEXT, owner TEXT NOT NULL, lease_until BIGINT NOT NULL,
   created_at BIGINT NOT NULL, updated_at BIGINT NOT NULL) WITH (fillfactor = ${OPERATIONS_FILLFACTOR});
 CREATE INDEX IF NOT EXISTS operations_created ON ${s}.operations(created_at);
+CREATE TABLE IF NOT EXISTS ${s}.readiness (id INT PRIMARY KEY CHECK (id = 1), checked_at BIGINT NOT NULL);
 DROP INDEX IF EXISTS ${s}.operations_updated;
 DO $$ BEGIN
   IF NOT EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -104,6 +105,9 @@ function keyStatements(s: string) {
     // (updated_at ≥ created_at), so it adds no condition — with replicas' clocks apart, a row is only kept longer.
     purge: `DELETE FROM ${s}.operations WHERE status IN ('succeeded','failed') AND created_at < $1 AND updated_at < $1`,
     countPending: `SELECT count(*)::int AS n FROM ${s}.operations WHERE status = 'pending'`,
+    // Readiness: one row, rewritten (replicas share it; one write a second each is nothing to contend on).
+    probe: `INSERT INTO ${s}.readiness (id, checked_at) VALUES (1, $1)
+      ON CONFLICT (id) DO UPDATE SET checked_at = EXCLUDED.checked_at`,
   }
 }
 
@@ -202,6 +206,7 @@ function keysStore(connection: PostgresConnection): Store {
           (await pool.query(longQuery({ name: 'tollgate_purge', text: sql.purge, values: [cutoffMs] }))).rowCount ?? 0,
       ),
     countPending: () => guard(async () => (await run<{ n: number }>('countPending', [])).rows[0]?.n ?? 0),
+    probe: () => guard(async () => void (await run('probe', [Date.now()]))),
     close: () => guard(() => connection.end()),
   }
 }

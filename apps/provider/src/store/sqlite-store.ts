@@ -32,6 +32,7 @@ CREATE TABLE IF NOT EXISTS operations (
   status TEXT NOT NULL, result TEXT, refusal TEXT, owner TEXT NOT NULL, lease_until INTEGER NOT NULL,
   created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS operations_updated ON operations(updated_at);
+CREATE TABLE IF NOT EXISTS readiness (id INTEGER PRIMARY KEY CHECK (id = 1), checked_at INTEGER NOT NULL);
 `
 
 export interface SqliteStoreOptions {
@@ -89,6 +90,9 @@ function prepareKeyStatements(db: Database.Database) {
     ),
     purgeOps: db.prepare(`DELETE FROM operations WHERE status IN ('succeeded','failed') AND updated_at < ?`),
     countPending: db.prepare(`SELECT count(*) AS n FROM operations WHERE status = 'pending'`),
+    probe: db.prepare(
+      `INSERT INTO readiness (id, checked_at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET checked_at = excluded.checked_at`,
+    ),
   }
 }
 
@@ -150,6 +154,8 @@ function keysStore(c: SqliteConnection, tx: ReturnType<typeof keyTransactions>):
       }),
     purge: (cutoffMs) => c.write(() => tx.purge(cutoffMs)),
     countPending: () => c.read(() => (q.countPending.get() as { n: number }).n),
+    // A write of its own through the group commit (synced like any other with 'power-loss').
+    probe: () => c.write(() => void q.probe.run(Date.now())),
     close: () => c.read(() => c.close()),
   }
 }

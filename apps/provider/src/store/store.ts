@@ -76,6 +76,12 @@ export interface Store {
    * operations table: no index is kept on status, which would cost every claim and finish a write.
    */
   countPending?(): Promise<number>
+  /**
+   * Readiness: resolves when the database answers and takes a write (one row of its own table, rewritten), rejects
+   * with the StoreError a call would get. A write, so a full disk or a read-only standby shows as not ready, and a
+   * write that succeeds ends a recorded outage as a call's would.
+   */
+  probe(): Promise<void>
 
   close(): Promise<void>
 }

@@ -1,0 +1,299 @@
+// What an operator runs the provider with: /livez and /readyz on the public port (unsigned, any Host, fixed bodies,
+// one cached store probe for many probes), readiness following a PostgreSQL of the test's own as it stops and starts,
+// a start while that database is down (listening, not ready, waiting, then serving), and a graceful SIGTERM under load:
+// every request received before the signal answered, exit 0, every answered refund recorded once.
+import assert from 'node:assert/strict'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { Agent, request } from 'node:http'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, before, describe, test } from 'node:test'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { signHeaders } from '@tollgate/signing'
+import { freeLoopbackPort } from '@tollgate/test-support'
+import { startProvider } from '../src/index.js'
+import { runFakemerchant } from './fakemerchant-process.js'
+import { SECRET, startTestProvider } from './helpers.js'
+import { capturedLogger, LOAD_CHARGES, outageKey } from './outage-harness.js'
+import { type PrivatePostgres, privatePostgresSkip, startPrivatePostgres } from './private-postgres.js'
+import { refundBody, rest } from './rest-helpers.js'
+
+interface Probe {
+  status: number
+  body: string
+}
+
+/** An unsigned GET (or another method) of `path`, with the Host a balancer might send. */
+function probe(base: string, path: string, method = 'GET', host = 'lb.internal:8080'): Promise<Probe> {
+  return new Promise((resolve, reject) => {
+    const req = request(new URL(path, base), { method, headers: { host }, agent: false }, (res) => {
+      let body = ''
+      res.setEncoding('utf8').on('data', (d: string) => {
+        body += d
+      })
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }))
+    })
+    req.on('error', reject)
+    req.end()
+  })
+}
+
+/** Polls /readyz until it answers `status`; fails after `withinMs`. */
+async function readyzBecomes(base: string, status: number, withinMs: number): Promise<number> {
+  const started = performance.now()
+  for (;;) {
+    const r = await probe(base, '/readyz').catch(() => ({ status: 0, body: '' }))
+    if (r.status === status) return performance.now() - started
+    if (performance.now() - started > withinMs) assert.fail(`/readyz still ${r.status} after ${withinMs} ms`)
+    await sleep(100)
+  }
+}
+
+describe('health on the public port', () => {
+  test('/livez and /readyz: unsigned, any Host, fixed bodies; other paths stay signed; the admin port answers them too', async () => {
+    const p = await startTestProvider({ adminPort: 0 })
+    try {
+      assert.deepEqual(await probe(p.baseUrl, '/livez'), { status: 200, body: 'ok\n' })
+      assert.deepEqual(await probe(p.baseUrl, '/readyz'), { status: 200, body: 'ok\n' })
+      assert.deepEqual(await probe(p.baseUrl, '/readyz?verbose=1'), { status: 200, body: 'ok\n' })
+      assert.equal((await probe(p.baseUrl, '/readyz', 'POST')).status, 405)
+      // Nothing else is opened: a neighbour of the health paths and the MCP endpoint still want a signature.
+      assert.equal((await probe(p.baseUrl, '/livez/x', 'GET', new URL(p.baseUrl).host)).status, 401)
+      assert.equal((await probe(p.baseUrl, '/healthz', 'GET', new URL(p.baseUrl).host)).status, 401)
+      const admin = p.adminUrl as string
+      assert.deepEqual(await probe(admin, '/livez'), { status: 200, body: 'ok\n' })
+      assert.deepEqual(await probe(admin, '/readyz'), { status: 200, body: 'ok\n' })
+    } finally {
+      await p.stop()
+    }
+  })
+
+  test('a probe every few ms does not load the store: one probe of it answers every probe for a second', async () => {
+    const p = await startTestProvider()
+    try {
+      const before = p.health.rounds
+      const until = performance.now() + 900
+      let probes = 0
+      while (performance.now() < until) {
+        await Promise.all(Array.from({ length: 5 }, () => probe(p.baseUrl, '/readyz')))
+        probes += 5
+        await sleep(10)
+      }
+      assert.ok(probes >= 100, `${probes} probes`)
+      assert.ok(p.health.rounds - before <= 2, `${p.health.rounds - before} store probes for ${probes} /readyz`)
+    } finally {
+      await p.stop()
+    }
+  })
+})
+
+describe('readiness follows the store', { skip: privatePostgresSkip }, () => {
+  let pgServer: PrivatePostgres
+  before(async () => {
+    pgServer = await startPrivatePostgres()
+  })
+  after(() => pgServer?.dispose())
+
+  test('PostgreSQL stopped: /readyz 503 within seconds, logged once; started again: 200 again, logged once', async () => {
+    const log = capturedLogger()
+    const p = await startProvider({
+      secrets: [SECRET],
+      logger: log.logger,
+      store: { kind: 'postgres', connectionString: pgServer.url('query_timeout=800&connect_timeout=1') },
+    })
+    try {
+      assert.equal((await probe(p.baseUrl, '/readyz')).status, 200)
+      assert.equal((await probe(p.baseUrl, '/livez')).status, 200)
+      await pgServer.stop()
+      const downIn = await readyzBecomes(p.baseUrl, 503, 6_000)
+      assert.equal((await probe(p.baseUrl, '/livez')).status, 200, '/livez checks nothing')
+      await pgServer.start()
+      const upIn = await readyzBecomes(p.baseUrl, 200, 10_000)
+      assert.equal(log.messages('not ready: /readyz answers 503').length, 1)
+      assert.equal(log.messages('ready').length, 2, 'ready at the first probe, and again after the outage')
+      const line = log.raw.find((l) => l.includes('not ready')) as string
+      assert.doesNotMatch(line, /postgres:\/\/|127\.0\.0\.1/)
+      console.log(`# not ready ${Math.round(downIn)} ms after the stop, ready ${Math.round(upIn)} ms after the start`)
+    } finally {
+      await p.close()
+    }
+  })
+
+  test('fakemerchant started while its database is down: listens, /livez 200, /readyz 503, calls 503; serves once it is up', async () => {
+    await pgServer.stop()
+    const port = await freeLoopbackPort()
+    const base = `http://127.0.0.1:${port}`
+    const run = runFakemerchant(['--port', String(port), '--database-url', pgServer.url('connect_timeout=1')])
+    try {
+      const waiting =
+        'fakemerchant: cannot open the PostgreSQL database given by --database-url: the connection was refused (is PostgreSQL running there?); waiting for it (/readyz answers 503 until it opens)'
+      // Its stderr also carries the server's JSON log; the words for a person are the lines that are not JSON.
+      const said = () =>
+        run
+          .stderr()
+          .split('\n')
+          .filter((l) => l !== '' && !l.startsWith('{'))
+      for (let i = 0; !said().includes(waiting); i++) {
+        if (i > 200) assert.fail(`no waiting line: ${run.stderr()}`)
+        await sleep(50)
+      }
+      assert.deepEqual(await probe(base, '/livez'), { status: 200, body: 'ok\n' })
+      assert.deepEqual(await probe(base, '/readyz'), { status: 503, body: 'not ready\n' })
+      const refused = await rest(base, 'POST', '/v1/refunds', {
+        key: outageKey('start'),
+        body: refundBody('ch_9100', 1),
+      })
+      assert.equal(refused.status, 503)
+      assert.equal((refused.json.error as { code: string }).code, 'unavailable')
+      await sleep(2_500) // a few retries: still one line
+      assert.deepEqual(said(), [waiting])
+      assert.equal(run.stderr().split('the store cannot be reached').length, 2, 'logged once')
+      assert.equal(run.stdout(), '')
+      await pgServer.start()
+      await run.serving()
+      await readyzBecomes(base, 200, 5_000)
+      const key = outageKey('start')
+      const served = await rest(base, 'POST', '/v1/refunds', { key, body: refundBody('ch_9100', 1) })
+      assert.equal(served.status, 200, served.text)
+      run.child.kill('SIGTERM')
+      assert.equal(await run.exited, 0)
+    } finally {
+      run.child.kill('SIGKILL')
+      await run.exited
+    }
+  })
+})
+
+interface Sent {
+  key: string
+  charge: string
+  /** When the whole request had been written (performance.now()). */
+  writtenAt: number
+  status?: number
+  body?: string
+  connection?: string | undefined
+  error?: string
+}
+
+/** One signed REST refund over `agent`; resolves with what happened (never rejects). */
+function sendRefund(base: string, agent: Agent, key: string, charge: string): Promise<Sent> {
+  const url = new URL('/v1/refunds', base)
+  const bytes = Buffer.from(JSON.stringify(refundBody(charge, 1)))
+  const headers = {
+    'content-type': 'application/json',
+    'content-length': String(bytes.length),
+    'idempotency-key': key,
+    ...signHeaders(SECRET, { method: 'POST', host: url.host, path: url.pathname, body: bytes, key }),
+  }
+  const sent: Sent = { key, charge, writtenAt: Number.POSITIVE_INFINITY }
+  return new Promise((resolve) => {
+    const req = request(url, { method: 'POST', headers, agent }, (res) => {
+      let body = ''
+      res.setEncoding('utf8').on('data', (d: string) => {
+        body += d
+      })
+      res.on('end', () => resolve({ ...sent, status: res.statusCode ?? 0, body, connection: res.headers.connection }))
+      res.on('error', (e) => resolve({ ...sent, error: (e as NodeJS.ErrnoException).code ?? e.message }))
+    })
+    req.on('finish', () => {
+      sent.writtenAt = performance.now()
+    })
+    req.on('error', (e) => resolve({ ...sent, error: (e as NodeJS.ErrnoException).code ?? e.message }))
+    req.end(bytes)
+  })
+}
+
+describe('graceful shutdown', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tollgate-shutdown-'))
+  after(() => rmSync(dir, { recursive: true, force: true }))
+
+  test('SIGTERM under load: every request received before it is answered, late ones get Connection: close, exit 0, each refund recorded once', async () => {
+    const db = join(dir, 'provider.sqlite')
+    const run = runFakemerchant(['--port', '0', '--db', db, '--shutdown-timeout-ms', '10000'])
+    const mcpUrl = await run.serving()
+    const base = new URL(mcpUrl).origin
+    const agent = new Agent({ keepAlive: true, maxSockets: 16 })
+    const all: Sent[] = []
+    let stopped = false
+    let n = 0
+    const worker = async () => {
+      while (!stopped) {
+        const charge = LOAD_CHARGES[n++ % LOAD_CHARGES.length] as string
+        const r = await sendRefund(base, agent, outageKey('term'), charge)
+        all.push(r)
+        if (r.error !== undefined) return // the server is gone for this worker
+      }
+    }
+    // A request whose headers arrive before the signal and whose body after it: received, so it must be answered.
+    const slowAnswers: Promise<Sent>[] = []
+    const slowRequests: (() => void)[] = []
+    for (let i = 0; i < 4; i++) {
+      const key = outageKey('slow')
+      const charge = LOAD_CHARGES[200 + i] as string
+      const url = new URL('/v1/refunds', base)
+      const bytes = Buffer.from(JSON.stringify(refundBody(charge, 1)))
+      const headers = {
+        'content-type': 'application/json',
+        'content-length': String(bytes.length),
+        'idempotency-key': key,
+        ...signHeaders(SECRET, { method: 'POST', host: url.host, path: url.pathname, body: bytes, key }),
+      }
+      slowAnswers.push(
+        new Promise((resolve) => {
+          const req = request(url, { method: 'POST', headers, agent: false }, (res) => {
+            let body = ''
+            res.setEncoding('utf8').on('data', (d: string) => {
+              body += d
+            })
+            res.on('end', () => resolve({ key, charge, writtenAt: 0, status: res.statusCode ?? 0, body }))
+          })
+          req.on('error', (e) =>
+            resolve({ key, charge, writtenAt: 0, error: (e as NodeJS.ErrnoException).code ?? e.message }),
+          )
+          req.flushHeaders()
+          req.write(bytes.subarray(0, 10))
+          slowRequests.push(() => req.end(bytes.subarray(10)))
+        }),
+      )
+    }
+    const workers = Array.from({ length: 12 }, worker)
+    await sleep(600)
+    const signalAt = performance.now()
+    run.child.kill('SIGTERM')
+    await sleep(200)
+    for (const finish of slowRequests) finish()
+    const code = await run.exited
+    stopped = true
+    await Promise.all(workers)
+    agent.destroy()
+    const slow = await Promise.all(slowAnswers)
+    assert.equal(code, 0, run.stderr())
+
+    for (const s of slow) assert.equal(s.status, 200, `a request received before the signal: ${s.error ?? s.body}`)
+    const receivedBefore = all.filter((r) => r.writtenAt < signalAt)
+    const lost = receivedBefore.filter((r) => r.status === undefined)
+    assert.deepEqual(lost, [], 'requests written before SIGTERM that got no answer')
+    for (const r of all) if (r.status !== undefined) assert.equal(r.status, 200, r.body)
+    const late = all.filter((r) => r.writtenAt > signalAt && r.status !== undefined)
+    for (const r of late) assert.equal(r.connection, 'close', 'an answer during the drain closes its connection')
+    assert.ok(receivedBefore.length > 50, `${receivedBefore.length} requests before the signal`)
+
+    // The same data after a restart: every answered key replays its first answer byte for byte (recorded, once).
+    const again = runFakemerchant(['--port', '0', '--db', db])
+    try {
+      const base2 = new URL(await again.serving()).origin
+      const answered = [...all.filter((r) => r.status === 200), ...slow]
+      for (const r of answered) {
+        const replay = await rest(base2, 'POST', '/v1/refunds', { key: r.key, body: refundBody(r.charge, 1) })
+        assert.equal(replay.status, 200)
+        assert.equal(replay.text, r.body, 'a replay answers the first answer (its refund was recorded once)')
+      }
+      console.log(
+        `# ${receivedBefore.length} requests before SIGTERM, all answered; ${late.length} answered during the drain; ${answered.length} refunds replayed`,
+      )
+    } finally {
+      again.child.kill('SIGTERM')
+      await again.exited
+    }
+  })
+})
