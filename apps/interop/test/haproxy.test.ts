@@ -556,4 +556,65 @@ describe('a provider replica whose store is gone leaves the rotation and comes b
     )
     assert.deepEqual(new Set(afterwards.map((r) => r.replica)), new Set(['provider1', 'provider2']))
   })
+
+  test('a rolling restart under load (SIGTERM, start again, one replica after the other) loses no answer', async () => {
+    const env = { ...process.env, SIGNING_SECRET: SECRET }
+    const outcomes: string[] = []
+    let stopped = false
+    const worker = async (w: number) => {
+      for (let i = 0; !stopped; i++) {
+        const write = i % 2 === 0
+        const url = new URL(write ? '/v1/refunds' : '/v1/transactions/ch_9001', base)
+        const key = write ? newKey() : ''
+        const body = write
+          ? Buffer.from(
+              JSON.stringify({
+                transaction_ref: `ch_9${100 + ((w * 31 + i) % 256)}`,
+                amount: { amount_minor: 1, currency: 'USD' },
+                reason: 'customer_request',
+                dry_run: false,
+              }),
+            )
+          : Buffer.alloc(0)
+        const headers: Record<string, string> = {
+          ...signHeaders(SECRET, { method: write ? 'POST' : 'GET', host: url.host, path: url.pathname, body, key }),
+          ...(write && { 'content-type': 'application/json', 'idempotency-key': key }),
+        }
+        try {
+          const res = await fetch(url, { method: write ? 'POST' : 'GET', headers, ...(write && { body }) })
+          await res.arrayBuffer()
+          outcomes.push(String(res.status))
+        } catch (error) {
+          outcomes.push(`error ${((error as Error).cause as { code?: string } | undefined)?.code ?? error}`)
+        }
+      }
+    }
+    const load = Array.from({ length: 8 }, (_, w) => worker(w))
+    try {
+      await new Promise((r) => setTimeout(r, 500))
+      for (let i = 0; i < replicas.length; i++) {
+        const old = replicas[i] as ServerProcess
+        const port = new URL(old.url).port
+        const args = old.child.spawnargs.slice(old.child.spawnargs.indexOf('--port'))
+        await old.stop()
+        assert.equal(old.child.exitCode, 0, 'a graceful stop exits 0')
+        replicas[i] = await startServerProcess(
+          'provider',
+          args.map((a, j) => (j === 1 ? port : a)),
+          scratch,
+          /^provider listening on (\S+)/m,
+          env,
+        )
+        await replicaReadyz(replicas[i] as ServerProcess, 200)
+        await settle() // back in rotation (rise 2) before the next one stops
+      }
+    } finally {
+      stopped = true
+      await Promise.all(load)
+    }
+    const counts = new Map<string, number>()
+    for (const o of outcomes) counts.set(o, (counts.get(o) ?? 0) + 1)
+    assert.deepEqual([...counts.keys()], ['200'], JSON.stringify(Object.fromEntries(counts)))
+    assert.ok(outcomes.length > 200, `${outcomes.length} requests`)
+  })
 })

@@ -48,13 +48,24 @@ const APP = fileURLToPath(new URL('..', import.meta.url))
 // PostgreSQL (provider-pg) when BENCH_PG_URL (default the tests' database) answers. BENCH_PG_BASE_DIST=<a copy of an
 // earlier build's dist/, inside this package so its imports resolve> adds provider-pg-base: that build on PostgreSQL,
 // alternated with the others in the same rounds (a before/after comparison on the same minutes of the machine).
-type Kind = 'provider' | 'provider-pc' | 'provider-pg' | 'provider-pg-base' | 'bare' | 'v1' | 'raw'
-const PROVIDER_KINDS = ['provider', 'provider-pc', 'provider-pg', 'provider-pg-base'] as const
+// BENCH_ADMIN=1 adds provider-pc-admin: provider-pc with its admin port on (metrics counted on every call, scraped
+// once a round as Prometheus would), alternated with provider-pc in the same rounds: what metrics cost (issue 25: at
+// most 3% of calls/s by the median). process-crash, so that fsync does not hide a CPU cost.
+type Kind =
+  | 'provider'
+  | 'provider-pc'
+  | 'provider-pc-admin'
+  | 'provider-pg'
+  | 'provider-pg-base'
+  | 'bare'
+  | 'v1'
+  | 'raw'
+const PROVIDER_KINDS = ['provider', 'provider-pc', 'provider-pc-admin', 'provider-pg', 'provider-pg-base'] as const
 const PG_BASE_DIST = process.env.BENCH_PG_BASE_DIST
 const isProvider = (k: Kind) => (PROVIDER_KINDS as readonly Kind[]).includes(k)
 const PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 
-async function startServer(kind: Kind): Promise<{ url: string; child: ChildProcess }> {
+async function startServer(kind: Kind): Promise<{ url: string; admin?: string; child: ChildProcess }> {
   const args = [
     ...(process.env.BENCH_PROF === kind
       ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROF_DIR ?? join(tmpdir(), 'tollgate-provider-prof')]
@@ -66,25 +77,27 @@ async function startServer(kind: Kind): Promise<{ url: string; child: ChildProce
       ? ['provider', 'power-loss']
       : kind === 'provider-pc'
         ? ['provider', 'process-crash']
-        : kind === 'v1'
-          ? ['v1-sessionful']
-          : kind === 'provider-pg' || kind === 'provider-pg-base'
-            ? ['provider-pg', PG_URL]
-            : [kind]),
+        : kind === 'provider-pc-admin'
+          ? ['provider', 'process-crash', 'admin']
+          : kind === 'v1'
+            ? ['v1-sessionful']
+            : kind === 'provider-pg' || kind === 'provider-pg-base'
+              ? ['provider-pg', PG_URL]
+              : [kind]),
   ]
   const [command, argv] = pinnedToOneCore(process.execPath, args)
   const env = kind === 'provider-pg-base' ? { ...process.env, BENCH_PROVIDER_DIST: PG_BASE_DIST } : process.env
   const child = spawn(command, argv, { cwd: APP, env, stdio: ['ignore', 'pipe', 'inherit'] })
-  const url = await new Promise<string>((resolve, reject) => {
+  const [url, admin] = await new Promise<[string, string | undefined]>((resolve, reject) => {
     let out = ''
     child.stdout?.on('data', (d: Buffer) => {
       out += d.toString()
-      const m = /READY (\S+)/.exec(out)
-      if (m?.[1] !== undefined) resolve(m[1])
+      const m = /READY (\S+)(?: ADMIN (\S+))?\n/.exec(out)
+      if (m?.[1] !== undefined) resolve([m[1], m[2]])
     })
     child.once('exit', (code) => reject(new Error(`${kind} server exited ${code}`)))
   })
-  return { url, child }
+  return { url, ...(admin !== undefined && { admin }), child }
 }
 
 // Every server runs pinned to the last core (taskset, when installed), the load client (this process) on the others:
@@ -249,6 +262,7 @@ const scenarios = [
 // figures taken in the same minutes of a shared machine.
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
 const KINDS: Kind[] = ['raw', 'bare', 'v1', 'provider', 'provider-pc']
+if (process.env.BENCH_ADMIN === '1') KINDS.push('provider-pc-admin')
 if (process.env.BENCH_PG !== '0' && (await postgresAnswers())) {
   KINDS.push('provider-pg')
   if (PG_BASE_DIST !== undefined) KINDS.push('provider-pg-base')
@@ -259,7 +273,7 @@ if (process.env.BENCH_PG !== '0' && (await postgresAnswers())) {
  */
 const peerOf = (era: 'modern' | 'legacy'): Kind => (era === 'legacy' ? 'v1' : 'bare')
 const kindsFor = (era: 'modern' | 'legacy'): Kind[] => KINDS.filter((k) => k !== (era === 'legacy' ? 'bare' : 'v1'))
-const servers = new Map<Kind, { url: string; child: ChildProcess }>()
+const servers = new Map<Kind, { url: string; admin?: string; child: ChildProcess }>()
 for (const kind of KINDS) servers.set(kind, await startServer(kind))
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0
 const results: Record<string, Partial<Record<Kind, Result>>> = {}
@@ -268,6 +282,8 @@ let restReport: string[] = []
 const scenarioCpu: ServerCpu = new Map()
 // Per scenario and server: its calls/s in each round, in the order run (which side moved in a low round).
 const roundRates: Record<string, Partial<Record<Kind, number[]>>> = {}
+// Per scenario, with BENCH_ADMIN=1: provider-pc-admin ÷ provider-pc within each round.
+const metricsCost: Record<string, ReturnType<typeof onOff>> = {}
 // Per scenario and provider kind: sameRoundRatios against the era's peer.
 const ratios: Record<string, Partial<Record<Kind, ReturnType<typeof sameRoundRatios>>>> = {}
 try {
@@ -285,8 +301,16 @@ try {
           : await runLoadProcess(kind, loadSpec(u, mcpLoad(kind, u, s.era, s.tool)))
         addServerCpu(scenarioCpu, `${s.name}|${kind}`, r)
         rounds.set(kind, [...(rounds.get(kind) ?? []), r])
+        const admin = servers.get(kind)?.admin
+        // The scrape a Prometheus would make (every 15 s or so in service; here once a round, after the measured run).
+        if (admin !== undefined) {
+          const res = await fetch(`${admin}/metrics`)
+          if (res.status !== 200 || !(await res.text()).includes('tollgate_provider_requests_total'))
+            throw new Error(`${kind}: the admin port did not serve the metrics`)
+        }
       }
     }
+    if (rounds.has('provider-pc-admin')) metricsCost[s.name] = onOff(rounds)
     const row: Partial<Record<Kind, Result>> = {}
     for (const [kind, rs] of rounds) {
       row[kind] = {
@@ -310,6 +334,18 @@ try {
     child.kill('SIGINT')
     await new Promise((r) => child.once('exit', r))
   }
+}
+
+/** Metrics on ÷ off within each round (calls/s), and each side's server CPU per call (µs) over the rounds. */
+function onOff(rounds: Map<Kind, Result[]>) {
+  const on = rounds.get('provider-pc-admin') ?? []
+  const off = rounds.get('provider-pc') ?? []
+  const byRound = on.map((r, i) => r.perSecond / (off[i]?.perSecond ?? Number.NaN))
+  const cpuPerCall = (rs: Result[]) => {
+    const seconds = rs.reduce((n, r) => n + (r.server?.cpuSeconds ?? Number.NaN), 0)
+    return (seconds / rs.reduce((n, r) => n + r.count, 0)) * 1e6
+  }
+  return { median: median(byRound), byRound, cpuOn: cpuPerCall(on), cpuOff: cpuPerCall(off) }
 }
 
 /** Per provider kind: the median over rounds of (provider ÷ baseline in the same round), and ×bare's range. */
@@ -363,6 +399,12 @@ for (const s of scenarios) {
   console.log(`  calls/s per round: ${rates.join('; ')}`)
 }
 for (const line of restReport) console.log(line)
+for (const [scenario, cost] of Object.entries(metricsCost)) {
+  const [low, high] = [Math.min(...cost.byRound), Math.max(...cost.byRound)]
+  console.log(
+    `metrics on ÷ off (provider-pc-admin ÷ provider-pc), ${scenario}: median ${cost.median.toFixed(3)} [${low.toFixed(3)}–${high.toFixed(3)}], server CPU per call ${cost.cpuOn.toFixed(0)} vs ${cost.cpuOff.toFixed(0)} µs | rounds ${cost.byRound.map((x) => x.toFixed(3)).join(' ')}`,
+  )
+}
 agent.destroy()
 
 // ---- REST binding legs (issue 8 §5) ------------------------------------------------------------------------------

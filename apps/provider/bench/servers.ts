@@ -1,5 +1,5 @@
 // Bench servers, one per process (argv[2]): 'provider' (this package on a temp SQLite file; argv[3] is its durability,
-// 'power-loss' or 'process-crash'), 'bare' (SDK v2 as its
+// 'power-loss' or 'process-crash'; argv[4] 'admin' turns the metrics on), 'bare' (SDK v2 as its
 // README shows: createMcpHandler, a new McpServer with one no-op tool per request), 'v1-sessionful' (the official SDK
 // v1's own sessionful server, the 2025-era peer a user would pick) and 'raw' (node:http that only
 // verifies the HMAC: the floor). Prints "READY <url>" and serves until killed. The provider is imported from dist/
@@ -51,10 +51,12 @@ if (kind === 'provider') {
       file: join(dir, 'bench.sqlite'),
       durability: process.argv[3] === 'process-crash' ? 'process-crash' : 'power-loss',
     },
+    // argv[4] 'admin': metrics on (the admin listener on a free port), what an operator scraping it runs.
+    ...(process.argv[4] === 'admin' && { adminPort: 0 }),
     // Real logging (one JSON line per call, asynchronous as the default logger) into /dev/null: the cost is counted.
     logger: pino({ level: 'info' }, pino.destination({ dest: '/dev/null', sync: false })),
   })
-  process.stdout.write(`READY ${p.url}\n`)
+  process.stdout.write(`READY ${p.url}${p.adminUrl !== undefined ? ` ADMIN ${p.adminUrl}` : ''}\n`)
 } else if (kind === 'provider-pg') {
   await startPostgresProvider(process.argv[3] ?? 'postgres://postgres@127.0.0.1:5432/test')
 } else if (kind === 'bare') {

@@ -1,7 +1,7 @@
 // Runs one provider replica on the demo ledger as its own process:
 //   SIGNING_SECRET=… [MCP_SESSION_KEY=…] run-provider.ts --port N (--database-url postgres://… --schema S | --db FILE) [--lease-ms N]
 // (the suites' stand-in for `fakemerchant --database-url`, which reads the same options). It prints
-// `provider listening on URL` to stderr and closes on SIGTERM.
+// `provider listening on URL` to stderr and stops gracefully on SIGTERM.
 import { parseArgs } from 'node:util'
 import { startProvider } from '@tollgate/provider'
 
@@ -37,8 +37,9 @@ const provider = await startProvider({
   ...(sessionKey !== undefined && { sessionKey }),
 })
 process.stderr.write(`provider listening on ${provider.url}\n`)
+// Graceful, as fakemerchant stops: /readyz 503 at once, every request received answered, then exit 0.
 const stop = () => {
-  void provider.close().then(() => process.exit(0))
+  void provider.shutdown().then(() => process.exit(0))
 }
 process.once('SIGTERM', stop)
 process.once('SIGINT', stop)
