@@ -125,6 +125,9 @@ describe('two replicas of each server behind HAProxy (round-robin, no stickiness
   let balancer: RunningHaproxy
   let providerUrl = ''
   let quenchzUrl = ''
+  // How the quenchz replicas were started (a rolling restart starts them again the same way, on the same ports).
+  let quenchzArgStore: string[] = []
+  let quenchzEnvStore: NodeJS.ProcessEnv = {}
   const platform = (maxAttempts = 3) =>
     new PlatformClient({
       baseUrl: providerUrl,
@@ -181,6 +184,8 @@ describe('two replicas of each server behind HAProxy (round-robin, no stickiness
     ]
     // Sessions live in the budget's Redis; every replica verifies session ids with the same key.
     const quenchzEnv = { ...process.env, MCP_SESSION_KEY: randomUUID() + randomUUID() }
+    quenchzArgStore = quenchzArgs
+    quenchzEnvStore = quenchzEnv
     for (let i = 0; i < 2; i++)
       quenchzes.push(
         await startServerProcess('quenchz', quenchzArgs, scratch, /^quenchz listening on (\S+) /m, quenchzEnv),
@@ -409,6 +414,61 @@ describe('two replicas of each server behind HAProxy (round-robin, no stickiness
     }
   })
 
+  test('a rolling restart of the quenchz replicas under load (SIGTERM, start again) loses no answer', async () => {
+    const clients = await Promise.all(
+      Array.from({ length: 6 }, async () => connectClient('v2', quenchzUrl, await bearer('agent-beta'))),
+    )
+    const outcomes: string[] = []
+    let stopped = false
+    const worker = async (client: AnyClient) => {
+      while (!stopped) {
+        try {
+          // Listing is not charged: the load runs as long as the restarts take, whatever the budget.
+          const tools = await client.listTools()
+          outcomes.push(tools.length === 3 ? 'listed' : `listed ${tools.length}`)
+        } catch (error) {
+          const cause = (error as Error).cause as { code?: string; message?: string } | undefined
+          outcomes.push(`error ${(error as Error).message.slice(0, 80)} (${cause?.code ?? cause?.message ?? ''})`)
+        }
+      }
+    }
+    const load = clients.map(worker)
+    try {
+      await new Promise((r) => setTimeout(r, 300))
+      for (let i = 0; i < quenchzes.length; i++) {
+        const old = quenchzes[i] as ServerProcess
+        const port = new URL(old.url).port
+        await old.stop()
+        assert.equal(old.child.exitCode, 0, 'a graceful stop exits 0')
+        const args = quenchzArgStore.map((a, j) => (j === 1 ? port : a))
+        quenchzes[i] = await startServerProcess(
+          'quenchz',
+          args,
+          scratch,
+          /^quenchz listening on (\S+) /m,
+          quenchzEnvStore,
+        )
+        for (
+          let tries = 0;
+          (await fetch(new URL('/readyz', quenchzes[i]?.url)).then((r) => r.status)) !== 200;
+          tries++
+        ) {
+          if (tries > 50) assert.fail('the restarted replica never became ready')
+          await new Promise((r) => setTimeout(r, 100))
+        }
+        await new Promise((r) => setTimeout(r, 1_200)) // back in rotation (rise 2) before the next one stops
+      }
+    } finally {
+      stopped = true
+      await Promise.all(load)
+      for (const c of clients) await c.close()
+    }
+    const counts = new Map<string, number>()
+    for (const o of outcomes) counts.set(o, (counts.get(o) ?? 0) + 1)
+    assert.deepEqual([...counts.keys()], ['listed'], JSON.stringify(Object.fromEntries(counts)))
+    assert.ok(outcomes.length > 100, `${outcomes.length} requests`)
+  })
+
   test('the fair budget across quenchz replicas stays exact when one is SIGKILLed midway', async () => {
     const keys = (await redisProbe.redis?.keys(`${redisProbe.prefix}*`)) ?? []
     if (keys.length > 0) await redisProbe.redis?.del(...keys) // earlier tests' calls: start from a full budget
@@ -582,8 +642,8 @@ describe('a provider replica whose store is gone leaves the rotation and comes b
         }
         try {
           const res = await fetch(url, { method: write ? 'POST' : 'GET', headers, ...(write && { body }) })
-          await res.arrayBuffer()
-          outcomes.push(String(res.status))
+          const text = await res.text()
+          outcomes.push(res.status === 200 ? '200' : `${res.status} ${text.slice(0, 100)}`)
         } catch (error) {
           outcomes.push(`error ${((error as Error).cause as { code?: string } | undefined)?.code ?? error}`)
         }

@@ -23,7 +23,8 @@ const BIN = 'fakemerchant'
 const USAGE = `usage: SIGNING_SECRET=srmps_<random> fakemerchant [--port 12112] [--host 127.0.0.1] [--db FILE]
   [--lease-ms 30000] [--settle-ms 10000] [--retention-days 30] [--public-host HOST] [--strip-prefix /PREFIX]
   [--durability power-loss|process-crash] [--database-url postgres://… [--database-schema ${DEFAULT_DATABASE_SCHEMA}]]
-  [--allowed-host NAME]… [--admin-port N [--admin-host 127.0.0.1]] [--shutdown-timeout-ms 10000]
+  [--allowed-host NAME]… [--admin-port N [--admin-host 127.0.0.1]] [--shutdown-delay-ms 1000]
+  [--shutdown-timeout-ms 10000]
   fakemerchant -h|--help | --version
   Serves MCP at http://HOST:PORT/mcp and REST at http://HOST:PORT/v1/… (REST base URL http://HOST:PORT), and
   GET /livez (the process serves) and /readyz (the store takes writes; 503 while not, or while stopping) unsigned.
@@ -39,11 +40,15 @@ const USAGE = `usage: SIGNING_SECRET=srmps_<random> fakemerchant [--port 12112] 
   --admin-port N  serve Prometheus metrics (/metrics) and /livez, /readyz on this port, apart from the public one
                   (off unless given; 0 picks a free one)
   --admin-host    address of the admin port (default 127.0.0.1: keep it off the public network)
-  --shutdown-timeout-ms N  on SIGTERM/SIGINT, how long requests already received may take to be answered before
-                  they are cut (default 10000); /readyz answers 503 at once, the exit status is 0
+  --shutdown-delay-ms N  on SIGTERM, how long to go on serving while /readyz answers 503, so a load balancer takes
+                  this replica out of rotation first (default 1000; SIGINT, a Ctrl-C, does not wait)
+  --shutdown-timeout-ms N  then, how long requests already received may take to be answered before they are cut
+                  (default 10000); the exit status is 0
   A database that cannot be reached at start is waited for (one line on stderr; /readyz 503 until it opens).`
 
 const HANG_HOOK = 'TOLLGATE_PROVIDER_TEST_HANG_AFTER_REFUND'
+/** SIGTERM's default --shutdown-delay-ms: about three health checks of a balancer probing every 300 ms. */
+const DEFAULT_SHUTDOWN_DELAY_MS = 1_000
 
 /** A usage problem found after parsing: reported as `fakemerchant: <problem>` with exit 2. */
 class UsageProblem extends Error {}
@@ -79,6 +84,7 @@ async function main(): Promise<number> {
         'admin-port': { type: 'string' },
         'admin-host': { type: 'string' },
         'shutdown-timeout-ms': { type: 'string' },
+        'shutdown-delay-ms': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean' },
       },
@@ -119,7 +125,10 @@ async function main(): Promise<number> {
   let settleAfterMs: number | undefined
   let retentionDays: number | undefined
   let shutdownDeadlineMs: number | undefined
+  let shutdownDelayMs = DEFAULT_SHUTDOWN_DELAY_MS
   try {
+    shutdownDelayMs = int(str('shutdown-delay-ms'), '--shutdown-delay-ms') ?? DEFAULT_SHUTDOWN_DELAY_MS
+    if (shutdownDelayMs > 600_000) throw new UsageProblem('--shutdown-delay-ms must be at most 600000')
     shutdownDeadlineMs = int(str('shutdown-timeout-ms'), '--shutdown-timeout-ms')
     if (shutdownDeadlineMs !== undefined && shutdownDeadlineMs > 600_000)
       throw new UsageProblem('--shutdown-timeout-ms must be at most 600000')
@@ -154,10 +163,9 @@ async function main(): Promise<number> {
   const hangOn = process.env[HANG_HOOK]
   // A signal while the start waits for its store ends the wait; once serving, it stops the server gracefully.
   const starting = new AbortController()
-  let stop = () => starting.abort()
-  const onSignal = () => stop()
-  process.once('SIGINT', onSignal)
-  process.once('SIGTERM', onSignal)
+  let stop = (_signal: NodeJS.Signals) => starting.abort()
+  process.once('SIGINT', () => stop('SIGINT'))
+  process.once('SIGTERM', () => stop('SIGTERM'))
   try {
     const provider = await startProvider({
       signal: starting.signal,
@@ -197,8 +205,9 @@ async function main(): Promise<number> {
     process.stdout.write(`fakemerchant: REST at ${provider.restUrl} (base URL ${provider.baseUrl})\n`)
     if (provider.adminUrl !== undefined)
       process.stdout.write(`fakemerchant: metrics at ${provider.adminUrl}/metrics (admin port)\n`)
-    stop = () => {
-      void provider.shutdown().then(({ cut }) => {
+    stop = (signal) => {
+      // SIGTERM is what orchestrators send: keep serving until the balancer has seen /readyz 503. Ctrl-C does not wait.
+      void provider.shutdown({ delayMs: signal === 'SIGTERM' ? shutdownDelayMs : 0 }).then(({ cut }) => {
         if (cut > 0) process.stderr.write(`${BIN}: ${cut} request(s) cut at the shutdown deadline\n`)
         temp?.remove()
         process.exit(0)

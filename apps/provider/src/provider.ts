@@ -122,6 +122,11 @@ export interface ProviderOptions {
   /** How long `shutdown()` lets requests already received finish before cutting them; default 10 000 ms. */
   shutdownDeadlineMs?: number
   /**
+   * How long `shutdown()` goes on serving as usual, with /readyz answering 503, before it stops accepting: the time a
+   * load balancer's health checks take to take the server out of rotation. Default 0.
+   */
+  shutdownDelayMs?: number
+  /**
    * Stops a start that is still waiting for its store (see startProvider): the promise rejects with the signal's
    * reason and nothing is left listening.
    */
@@ -150,12 +155,12 @@ export interface RunningProvider {
   /** Counters a test or bench can read: how many calls the fast paths answered (2026-07-28, 2025-era). */
   diagnostics: { readonly fastPathAnswered: number; readonly legacyFastPathAnswered: number }
   /**
-   * Graceful stop (SIGTERM): /readyz answers 503 at once, no new connection is accepted, every request already
-   * received is answered (requests arriving meanwhile on open connections too, with `Connection: close`) up to the
-   * deadline (default shutdownDeadlineMs), then what is left is cut; then the store and pools close. Calling it again,
-   * or close(), returns the same stop.
+   * Graceful stop (SIGTERM): /readyz answers 503 at once; after the delay (default shutdownDelayMs) no new connection
+   * is accepted, every request already received is answered (requests arriving meanwhile on open connections too,
+   * with `Connection: close`) up to the deadline (default shutdownDeadlineMs), then what is left is cut; then the
+   * store and pools close. Calling it again, or close(), returns the same stop.
    */
-  shutdown(options?: { deadlineMs?: number }): Promise<ShutdownReport>
+  shutdown(options?: { deadlineMs?: number; delayMs?: number }): Promise<ShutdownReport>
   /** Immediate stop (tests): open connections are cut, then the store and pools close. */
   close(): Promise<void>
 }
@@ -284,6 +289,7 @@ export async function startProvider(options: ProviderOptions): Promise<RunningPr
   )
   const graceful = new GracefulServer(server, {
     ...(options.shutdownDeadlineMs !== undefined && { deadlineMs: options.shutdownDeadlineMs }),
+    ...(options.shutdownDelayMs !== undefined && { delayMs: options.shutdownDelayMs }),
     health,
   })
   await new Promise<void>((resolve, reject) => {
@@ -442,8 +448,8 @@ export async function startProvider(options: ProviderOptions): Promise<RunningPr
       'provider listening',
     )
     let stopping: Promise<ShutdownReport> | undefined
-    const stop = (deadlineMs: number | undefined) => {
-      stopping ??= graceful.close(deadlineMs === undefined ? {} : { deadlineMs }).then(async (report) => {
+    const stop = (how: { deadlineMs?: number; delayMs?: number }) => {
+      stopping ??= graceful.close(how).then(async (report) => {
         await admin?.close()
         await purge.stop()
         await legacy.close()
@@ -472,8 +478,8 @@ export async function startProvider(options: ProviderOptions): Promise<RunningPr
           return legacy.fastPathAnswered
         },
       },
-      shutdown: (shutdownOptions = {}) => stop(shutdownOptions.deadlineMs),
-      close: () => stop(0).then(() => {}),
+      shutdown: (how = {}) => stop(how),
+      close: () => stop({ deadlineMs: 0, delayMs: 0 }).then(() => {}),
     }
   } catch (error) {
     await stopListening()

@@ -207,9 +207,40 @@ describe('graceful shutdown', () => {
   const dir = mkdtempSync(join(tmpdir(), 'tollgate-shutdown-'))
   after(() => rmSync(dir, { recursive: true, force: true }))
 
+  test('SIGTERM: /readyz 503 at once, calls served as usual for --shutdown-delay-ms (default 1 s), then exit 0', async () => {
+    const run = runFakemerchant(['--port', '0'])
+    const base = new URL(await run.serving()).origin
+    const signalAt = performance.now()
+    run.child.kill('SIGTERM')
+    await sleep(100)
+    assert.equal((await probe(base, '/readyz')).status, 503)
+    const during = await rest(base, 'POST', '/v1/refunds', { key: outageKey('delay'), body: refundBody('ch_9100', 1) })
+    assert.equal(during.status, 200, 'a balancer that has not noticed yet is still served')
+    assert.equal(await run.exited, 0)
+    const tookMs = performance.now() - signalAt
+    assert.ok(tookMs >= 1_000, `exited ${Math.round(tookMs)} ms after SIGTERM`)
+    // Ctrl-C (SIGINT) does not wait.
+    const again = runFakemerchant(['--port', '0'])
+    await again.serving()
+    const intAt = performance.now()
+    again.child.kill('SIGINT')
+    assert.equal(await again.exited, 0)
+    assert.ok(performance.now() - intAt < 1_000)
+  })
+
   test('SIGTERM under load: every request received before it is answered, late ones get Connection: close, exit 0, each refund recorded once', async () => {
     const db = join(dir, 'provider.sqlite')
-    const run = runFakemerchant(['--port', '0', '--db', db, '--shutdown-timeout-ms', '10000'])
+    // No delay: the drain itself is what this test is about (the delay has a test of its own).
+    const run = runFakemerchant([
+      '--port',
+      '0',
+      '--db',
+      db,
+      '--shutdown-timeout-ms',
+      '10000',
+      '--shutdown-delay-ms',
+      '0',
+    ])
     const mcpUrl = await run.serving()
     const base = new URL(mcpUrl).origin
     const agent = new Agent({ keepAlive: true, maxSockets: 16 })

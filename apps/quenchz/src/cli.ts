@@ -232,7 +232,7 @@ async function serve(plan: ServePlan, io: CliIo, cwd: string): Promise<number | 
   if (plan.port === 0 && !(await mint(running.url))) return fail()
   io.stderr(announcement(plan, running.url, source))
   if (admin !== undefined) io.stderr(`quenchz admin listening on ${admin.url} (/metrics, /livez, /readyz)`)
-  stopOnSignals(opened, running, plan.shutdownTimeoutMs, log)
+  stopOnSignals(opened, running, { deadlineMs: plan.shutdownTimeoutMs, delayMs: plan.shutdownDelayMs }, log)
   // However the process ends (an uncaught error included), the key that can mint tokens does not outlive it.
   const keptKey =
     plan.tokensPath !== undefined && identity.issuer !== undefined ? keyPathFor(plan.tokensPath) : undefined
@@ -426,15 +426,22 @@ function announcement(plan: ServePlan, url: string, source: RatesSource): string
 }
 
 /**
- * SIGTERM, SIGINT or SIGHUP: a graceful stop — /readyz 503 at once, every request already received answered (up to
- * the deadline), then the admin port, the budget's Redis and the source closed, and exit 0. A second signal during
- * the stop ends the process at once (the signal's default action).
+ * SIGTERM, SIGINT or SIGHUP: a graceful stop — /readyz 503 at once; on SIGTERM (what orchestrators send) serving goes
+ * on for the delay, so a balancer takes the replica out before it stops accepting; then every request already
+ * received answered (up to the deadline), the admin port, the budget's Redis and the source closed, and exit 0. A
+ * second signal during the stop ends the process at once (the signal's default action).
  */
-function stopOnSignals(opened: Opened, running: RunningQuenchz, deadlineMs: number, log: Logger): void {
+function stopOnSignals(
+  opened: Opened,
+  running: RunningQuenchz,
+  timing: { deadlineMs: number; delayMs: number },
+  log: Logger,
+): void {
   const stop = (signal: NodeJS.Signals) => {
-    log.info({ signal, deadlineMs }, 'shutting down')
+    const delayMs = signal === 'SIGTERM' ? timing.delayMs : 0
+    log.info({ signal, deadlineMs: timing.deadlineMs, delayMs }, 'shutting down')
     void running
-      .shutdown({ deadlineMs })
+      .shutdown({ deadlineMs: timing.deadlineMs, delayMs })
       .then(({ cut }) => {
         if (cut > 0) log.warn({ cut }, 'requests cut at the shutdown deadline')
       })

@@ -11,6 +11,13 @@ import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'n
 export interface GracefulShutdownOptions {
   /** How long requests already received may take to finish before their connections are destroyed; default 10 000 ms. */
   deadlineMs?: number
+  /**
+   * How long to go on serving as usual — accepting, keep-alive kept — while readiness answers 503, before the drain
+   * starts; default 0. Behind a load balancer, set it to the time its health checks take to mark the server down
+   * (interval × failures, plus one interval): until then the balancer still sends requests, some on pooled connections
+   * that a drain would close under them.
+   */
+  delayMs?: number
   /** Told first (readiness answers 503 at once, so balancers stop sending). */
   health?: { setDraining(): void }
 }
@@ -23,8 +30,8 @@ export interface ShutdownReport {
   forced: boolean
 }
 
-function checkDeadline(ms: number): void {
-  if (!Number.isInteger(ms) || ms < 0) throw new RangeError('deadlineMs must be a whole number ≥ 0')
+function checkDeadline(ms: number, name = 'deadlineMs'): void {
+  if (!Number.isInteger(ms) || ms < 0) throw new RangeError(`${name} must be a whole number ≥ 0`)
 }
 
 /**
@@ -41,6 +48,7 @@ export class GracefulServer {
   /** RangeError for a deadlineMs that is not a whole number ≥ 0. */
   constructor(server: Server, options: GracefulShutdownOptions = {}) {
     checkDeadline(options.deadlineMs ?? 10_000)
+    checkDeadline(options.delayMs ?? 0, 'delayMs')
     this.#server = server
     this.#options = options
     const listeners = server.listeners('request') as RequestListener[]
@@ -72,17 +80,27 @@ export class GracefulServer {
   }
 
   /**
-   * Stops accepting, tells `health` (readiness 503 at once), lets every request already received finish up to the
-   * deadline (later requests on open connections are answered with `Connection: close`), closes idle connections,
-   * destroys what is left at the deadline; resolves once the server has closed. Calling it again returns the same
-   * promise.
+   * Tells `health` (readiness 503 at once), goes on serving for the delay, then stops accepting, lets every request
+   * already received finish up to the deadline (later requests on open connections are answered with `Connection:
+   * close`), closes idle connections, destroys what is left at the deadline; resolves once the server has closed.
+   * Calling it again returns the same promise.
    */
-  close(options: { deadlineMs?: number } = {}): Promise<ShutdownReport> {
+  close(options: { deadlineMs?: number; delayMs?: number } = {}): Promise<ShutdownReport> {
     const deadlineMs = options.deadlineMs ?? this.#options.deadlineMs ?? 10_000
     checkDeadline(deadlineMs)
-    this.#closing ??= new Promise<ShutdownReport>((resolve) => {
+    const delayMs = options.delayMs ?? this.#options.delayMs ?? 0
+    checkDeadline(delayMs, 'delayMs')
+    this.#options.health?.setDraining()
+    this.#closing ??=
+      delayMs === 0
+        ? this.#drain(deadlineMs)
+        : new Promise((r) => setTimeout(r, delayMs)).then(() => this.#drain(deadlineMs))
+    return this.#closing
+  }
+
+  #drain(deadlineMs: number): Promise<ShutdownReport> {
+    return new Promise<ShutdownReport>((resolve) => {
       this.#draining = true
-      this.#options.health?.setDraining()
       let cut = 0
       let forced = false
       const timer = setTimeout(() => {
@@ -98,6 +116,5 @@ export class GracefulServer {
       })
       this.#server.closeIdleConnections()
     })
-    return this.#closing
   }
 }

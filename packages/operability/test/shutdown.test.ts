@@ -186,10 +186,33 @@ describe('GracefulServer', () => {
     assert.equal(await graceful.close(), report)
   })
 
+  it('with a delay: not ready at once, but serving as usual (keep-alive, new connections) until the delay ends', async () => {
+    const { server, port } = await slowServer()
+    const health = new Health()
+    const graceful = new GracefulServer(server, { health, deadlineMs: 60_000, delayMs: 400 })
+    const conn = new RawConnection(port)
+    await conn.ready()
+    const startedAt = performance.now()
+    const closed = graceful.close()
+    assert.equal(await health.ready(), false, 'readiness 503 from the signal on')
+    assert.equal(graceful.draining, false)
+    conn.send('/during-delay')
+    assert.equal((await conn.answer())?.headers.connection, 'keep-alive')
+    const late = new RawConnection(port)
+    await late.ready()
+    late.send('/new-connection')
+    assert.equal((await late.answer())?.status, 200)
+    // Then the drain: idle connections closed, new ones refused.
+    await Promise.all([conn.closed, late.closed])
+    assert.ok(performance.now() - startedAt >= 390, 'not before the delay')
+    assert.deepEqual(await closed, { cut: 0, forced: false })
+  })
+
   it('bad deadlines are RangeErrors', async () => {
     const server = createServer()
     assert.throws(() => new GracefulServer(server, { deadlineMs: -1 }), RangeError)
     assert.throws(() => new GracefulServer(server, { deadlineMs: 0.5 }), RangeError)
     assert.throws(() => new GracefulServer(server).close({ deadlineMs: Number.NaN }), RangeError)
+    assert.throws(() => new GracefulServer(server, { delayMs: -5 }), /delayMs must be a whole number/)
   })
 })

@@ -21,8 +21,9 @@ export interface BackendGroup {
 
 /**
  * The configuration the README shows: HTTP mode, round-robin per request, no cookie or stick table (no stickiness),
- * health checks of `GET /readyz` every 300 ms (a replica that is not ready — its store gone, or draining for a
- * shutdown — is out after one failed check and back after two good ones), and a connection refused by a dead replica
+ * health checks of `GET /readyz` every 300 ms, each allowed 1 s (a replica that is not ready — its store gone, or
+ * draining for a shutdown — is out after two failed checks and back after two good ones: one slow probe on a busy
+ * machine does not take a healthy replica out), and a connection refused by a dead replica
  * retried on the other one (`retries` + `option redispatch`). Requests that reached a replica are never
  * retried by the balancer: the platform retries with the same idempotency key, which is what makes that safe.
  * Each answer names its replica in X-Tollgate-Replica, so tests can see the round-robin.
@@ -37,6 +38,7 @@ export function haproxyConfig(groups: readonly (BackendGroup & { bind: string })
     '  timeout connect 2s',
     '  timeout client 60s',
     '  timeout server 60s',
+    '  timeout check 1s',
     '  retries 3',
     '  option redispatch 1',
   ]
@@ -52,7 +54,7 @@ export function haproxyConfig(groups: readonly (BackendGroup & { bind: string })
       '  option httpchk GET /readyz',
       '  http-check expect status 200',
       '  http-response set-header X-Tollgate-Replica %[srv_name]',
-      ...g.servers.map((s, i) => `  server ${g.name}${i + 1} ${s} check inter 300ms fall 1 rise 2`),
+      ...g.servers.map((s, i) => `  server ${g.name}${i + 1} ${s} check inter 300ms fall 2 rise 2`),
     )
   }
   return `${lines.join('\n')}\n`

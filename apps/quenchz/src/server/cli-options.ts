@@ -28,7 +28,12 @@ export const DEFAULT_JWKS_COOLDOWN_SECONDS = 5
 export const DEFAULT_JWKS_MAX_AGE_SECONDS = 300
 /** Default time SIGTERM/SIGINT lets requests already received finish, ms. */
 export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000
-/** Longest `--shutdown-timeout-ms`: ten minutes. */
+/**
+ * Default time SIGTERM keeps serving while /readyz answers 503 (about three checks of a balancer probing every
+ * 300 ms), ms. SIGINT and SIGHUP do not wait.
+ */
+export const DEFAULT_SHUTDOWN_DELAY_MS = 1_000
+/** Longest `--shutdown-timeout-ms` and `--shutdown-delay-ms`: ten minutes. */
 export const MAX_SHUTDOWN_TIMEOUT_MS = 600_000
 /**
  * The open budget's defaults with --jwks-url, sized for a small team: each caller holds 60 calls a minute no one else
@@ -175,11 +180,17 @@ export const SERVE_FLAGS: Record<string, FlagSpec> = {
     shown: '127.0.0.1',
     help: 'with --admin-port: the address the admin port binds',
   },
+  'shutdown-delay-ms': {
+    type: 'string',
+    value: 'MS',
+    shown: String(DEFAULT_SHUTDOWN_DELAY_MS),
+    help: 'on SIGTERM, how long to go on serving while /readyz answers 503, so a load balancer takes this replica out first (SIGINT and SIGHUP do not wait)',
+  },
   'shutdown-timeout-ms': {
     type: 'string',
     value: 'MS',
     shown: String(DEFAULT_SHUTDOWN_TIMEOUT_MS),
-    help: 'on SIGTERM/SIGINT, how long requests already received may finish before their connections are closed',
+    help: 'then, how long requests already received may finish before their connections are closed',
   },
   'log-level': {
     type: 'string',
@@ -289,6 +300,7 @@ export interface ServePlan {
   /** The admin listener (metrics and health), or undefined: off. */
   admin: { host: string; port: number } | undefined
   shutdownTimeoutMs: number
+  shutdownDelayMs: number
   logLevel: string
 }
 
@@ -375,6 +387,14 @@ export function servePlan(values: Values, cwd: string, env: NodeJS.ProcessEnv): 
     MAX_SHUTDOWN_TIMEOUT_MS,
   )
   if (typeof shutdownTimeoutMs !== 'number') return shutdownTimeoutMs
+  const shutdownDelayMs = integerFlag(
+    'shutdown-delay-ms',
+    str('shutdown-delay-ms'),
+    DEFAULT_SHUTDOWN_DELAY_MS,
+    0,
+    MAX_SHUTDOWN_TIMEOUT_MS,
+  )
+  if (typeof shutdownDelayMs !== 'number') return shutdownDelayMs
   const logLevel = str('log-level') ?? 'info'
   if (!LOG_LEVELS.includes(logLevel)) return { problem: `--log-level must be one of ${LOG_LEVELS.join(', ')}` }
   const source = chooseSource(values, cwd, env)
@@ -400,6 +420,7 @@ export function servePlan(values: Values, cwd: string, env: NodeJS.ProcessEnv): 
     maxWaiting,
     admin: adminPort === undefined ? undefined : { host: adminHost ?? '127.0.0.1', port: adminPort },
     shutdownTimeoutMs,
+    shutdownDelayMs,
     logLevel,
   }
 }

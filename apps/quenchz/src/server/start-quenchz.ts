@@ -79,7 +79,7 @@ export interface RunningQuenchz {
    * Graceful: /readyz 503 at once, stop accepting, answer every request already received (later requests on open
    * connections get `Connection: close`), destroy what is left at the deadline, then close the gate. Idempotent.
    */
-  shutdown(options?: { deadlineMs?: number }): Promise<ShutdownReport>
+  shutdown(options?: { deadlineMs?: number; delayMs?: number }): Promise<ShutdownReport>
   /** At once: open connections are cut. */
   close(): Promise<void>
 }

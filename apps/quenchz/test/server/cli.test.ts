@@ -294,8 +294,11 @@ describe('the README server commands', () => {
     const withHistory = join(scratch, 'readme-cwd')
     mkdirSync(withHistory, { recursive: true })
     if (existsSync(HISTORY_ZIP)) symlinkSync(HISTORY_ZIP, join(withHistory, 'eurofxref-hist.zip'))
-    const serving = lines.filter((l) => !l.startsWith('npx quenchz tokens'))
+    // The in-process issuer's lines; the --jwks-url line needs an authorization server, and runs in
+    // authorization-server.test.ts against a real one.
+    const serving = lines.filter((l) => !l.startsWith('npx quenchz tokens') && !l.includes('--jwks-url'))
     assert.equal(serving.length, 2)
+    assert.equal(lines.filter((l) => l.includes('--jwks-url')).length, 1)
     for (const line of serving) {
       const argv = words(line)
       const cwd = argv.includes('--history') ? withHistory : REPO_ROOT
