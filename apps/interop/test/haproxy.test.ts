@@ -177,6 +177,9 @@ describe('two replicas of each server behind HAProxy (round-robin, no stickiness
       'frozen',
       // With --jwks-url every verified sub is a caller of the open fair budget; these numbers give the seed's split
       // for two callers (each its reserve of 15, a shared pool of 30: 45 for the greedy one, 15 for the other).
+      // Longer than HAProxy's checks take to mark a replica down on a busy machine (2 × 300 ms, each allowed 1 s).
+      '--shutdown-delay-ms',
+      '2000',
       '--caller-reserve',
       '15',
       '--budget-pool',

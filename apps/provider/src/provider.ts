@@ -263,9 +263,12 @@ export async function startProvider(options: ProviderOptions): Promise<RunningPr
   // A merchant's port is checked before anything listens (the demo ledger needs the store, so it is checked later).
   const checkedPort = options.billing === undefined ? undefined : await checkBillingPort(options.billing)
   let store: Store | undefined
+  let wired = false
   const health = new Health({
     checks: {
-      store: () => (store === undefined ? Promise.reject(new Error('the store is not open yet')) : store.probe()),
+      // Ready once the calls are wired (the store open, the demo ledger seeded, the port checked), not just the store.
+      store: () =>
+        store === undefined || !wired ? Promise.reject(new Error('the provider is starting')) : store.probe(),
     },
     onChange: ({ ready, failing }) => {
       if (ready) logger?.info('ready')
@@ -425,6 +428,7 @@ export async function startProvider(options: ProviderOptions): Promise<RunningPr
         } else res.destroy()
       })
     }
+    wired = true
     const purge = startPurgeJob({ store: openedStore, retentionDays, now, logger })
     const address = server.address() as AddressInfo
     const hostForUrl = address.family === 'IPv6' ? `[${address.address}]` : address.address

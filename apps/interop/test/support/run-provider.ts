@@ -37,9 +37,10 @@ const provider = await startProvider({
   ...(sessionKey !== undefined && { sessionKey }),
 })
 process.stderr.write(`provider listening on ${provider.url}\n`)
-// Graceful, as fakemerchant stops: /readyz 503 at once, every request received answered, then exit 0.
+// Graceful, as fakemerchant stops on SIGTERM: /readyz 503 at once, serving as usual for 2 s (the balancer's checks
+// take the replica out meanwhile), then every request received answered, then exit 0.
 const stop = () => {
-  void provider.shutdown().then(() => process.exit(0))
+  void provider.shutdown({ delayMs: 2_000 }).then(() => process.exit(0))
 }
 process.once('SIGTERM', stop)
 process.once('SIGINT', stop)
