@@ -14,9 +14,9 @@ import { CallerQueueFull, GateError, TokenRefused } from './errors.js'
 import type { CallScheduler } from './fair-scheduler.js'
 import type { HostAllowList } from './host-allow-list.js'
 import { createFastCalls, SETTLED_ANSWER_BYTES } from './internal/fast-calls.js'
-import { buildGateServer, type FaultReporter } from './internal/gate-server.js'
+import { buildGateServer, type CallScope, callScope, type FaultReporter } from './internal/gate-server.js'
 import { bearerChallenge, protectedResourceMetadata, resourceIdentity, UNAUTHORIZED_BODY } from './resource-metadata.js'
-import { type CallReport, type GatedTool, toolTable } from './tools.js'
+import { BUDGET_UNAVAILABLE_RETRY_AFTER_SECONDS, type CallReport, type GatedTool, toolTable } from './tools.js'
 
 /** One event worth logging. Carries codes and tool names from the server's own table, never request values. */
 export type GateEvent =
@@ -158,16 +158,33 @@ export function createGate(options: GateOptions): Gate {
 
   const modern: typeof sdkModern = (req, res, message) => {
     const caller = (req as IncomingMessage & { auth?: AuthInfo }).auth?.clientId
+    const viaSdk = () => sdkLeg(res as ServerResponse, () => sdkModern(req, res, message))
     return scheduler !== undefined && caller !== undefined && isToolCall(message)
-      ? inTurn(caller, res, message, () => sdkModern(req, res, message))
-      : sdkModern(req, res, message)
+      ? inTurn(caller, res, message, viaSdk)
+      : viaSdk()
   }
-  if (scheduler !== undefined) {
-    const handleLegacy = legacy.handle.bind(legacy)
-    legacy.handle = (req, res, message, who) =>
-      isToolCall(message)
-        ? inTurn(who.caller, res, message, () => handleLegacy(req, res, message, who))
-        : handleLegacy(req, res, message, who)
+  const handleLegacy = legacy.handle.bind(legacy)
+  legacy.handle = (req, res, message, who) => {
+    const viaLegacy = () => sdkLeg(res, () => handleLegacy(req, res, message, who))
+    return scheduler !== undefined && isToolCall(message) ? inTurn(who.caller, res, message, viaLegacy) : viaLegacy()
+  }
+
+  /**
+   * Runs an SDK leg with its CallScope (the SDK gives its handlers no access to the response): the client's presence
+   * for the charge, and the flag the charge sets when the budget store could not charge — the answer then goes out as
+   * 503 with Retry-After, as the fast path answers it (Node routes an implicit header through writeHead too).
+   */
+  function sdkLeg<T>(res: ServerResponse, run: () => Promise<T>): Promise<T> {
+    const scope: CallScope = { gone: () => res.socket?.destroyed !== false, budgetUnavailable: false }
+    const writeHead = res.writeHead
+    res.writeHead = function (this: ServerResponse, status: number, ...rest: unknown[]) {
+      if (scope.budgetUnavailable && status === 200) {
+        this.setHeader('retry-after', String(BUDGET_UNAVAILABLE_RETRY_AFTER_SECONDS))
+        return (writeHead as (...a: unknown[]) => ServerResponse).call(this, 503, ...rest)
+      }
+      return (writeHead as (...a: unknown[]) => ServerResponse).call(this, status, ...rest)
+    } as typeof res.writeHead
+    return callScope.run(scope, run)
   }
 
   // Bearer audience on the headers alone: a caller without a valid token never gets a body byte read.
