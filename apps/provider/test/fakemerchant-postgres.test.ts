@@ -166,23 +166,14 @@ describe('fakemerchant store flags', () => {
     const run = runFakemerchant(['--port', '0', '--database-url', url], { ...process.env, SIGNING_SECRET: SECRET })
     const line =
       'fakemerchant: cannot open the PostgreSQL database given by --database-url: the connection was refused (is PostgreSQL running there?); waiting for it (/readyz answers 503 until it opens)'
-    // Its stderr also carries the server's JSON log; the words for a person are the lines that are not JSON.
-    const said = () =>
-      run
-        .stderr()
-        .split('\n')
-        .filter((l) => l !== '' && !l.startsWith('{'))
-    for (let i = 0; !said().includes(line); i++) {
-      if (i > 200 || run.child.exitCode !== null) assert.fail(`stderr: ${run.stderr()}`)
-      await sleep(50)
-    }
+    await run.says(line)
     // Not a crash loop: still waiting, still one line, after a few retries; a SIGTERM ends the wait with status 0.
     await sleep(1_600)
     assert.equal(run.child.exitCode, null)
     run.child.kill('SIGTERM')
     const r = { code: await run.exited, stderr: run.stderr(), stdout: run.stdout() }
     assert.equal(r.code, 0)
-    assert.deepEqual(said(), [line])
+    assert.deepEqual(run.said(), [line])
     assert.doesNotMatch(r.stderr + r.stdout, /s3cr3t|127\.0\.0\.1:1|postgres:\/\//)
   })
 })

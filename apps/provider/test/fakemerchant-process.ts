@@ -16,6 +16,10 @@ export interface FakemerchantProcess {
   printed(pattern: RegExp): Promise<RegExpExecArray>
   /** Resolves with the MCP URL once it prints "serving <url>" (see printed). */
   serving(): Promise<string>
+  /** Its stderr lines written for a person: the server's JSON log lines (also on stderr) left out. */
+  said(): string[]
+  /** Resolves once `line` is among said(); fails after ~10 s or when it exits first. */
+  says(line: string): Promise<void>
 }
 
 /**
@@ -56,6 +60,7 @@ export function runFakemerchant(
         reject(Object.assign(new Error(`fakemerchant exited ${code}: ${err}`), { code, stderr: err, stdout: out })),
       )
     })
+  const said = () => err.split('\n').filter((l) => l !== '' && !l.startsWith('{'))
   return {
     child,
     stdout: () => out,
@@ -63,5 +68,12 @@ export function runFakemerchant(
     exited,
     printed,
     serving: () => printed(/serving (http:\/\/\S+)/).then((m) => m[1] as string),
+    said,
+    says: async (line) => {
+      for (let i = 0; !said().includes(line); i++) {
+        if (i > 200 || child.exitCode !== null) throw new Error(`fakemerchant did not say ${line}: ${err}`)
+        await new Promise((r) => setTimeout(r, 50))
+      }
+    },
   }
 }

@@ -127,16 +127,7 @@ describe('readiness follows the store', { skip: privatePostgresSkip }, () => {
     try {
       const waiting =
         'fakemerchant: cannot open the PostgreSQL database given by --database-url: the connection was refused (is PostgreSQL running there?); waiting for it (/readyz answers 503 until it opens)'
-      // Its stderr also carries the server's JSON log; the words for a person are the lines that are not JSON.
-      const said = () =>
-        run
-          .stderr()
-          .split('\n')
-          .filter((l) => l !== '' && !l.startsWith('{'))
-      for (let i = 0; !said().includes(waiting); i++) {
-        if (i > 200) assert.fail(`no waiting line: ${run.stderr()}`)
-        await sleep(50)
-      }
+      await run.says(waiting)
       assert.deepEqual(await probe(base, '/livez'), { status: 200, body: 'ok\n' })
       assert.deepEqual(await probe(base, '/readyz'), { status: 503, body: 'not ready\n' })
       const refused = await rest(base, 'POST', '/v1/refunds', {
@@ -146,7 +137,7 @@ describe('readiness follows the store', { skip: privatePostgresSkip }, () => {
       assert.equal(refused.status, 503)
       assert.equal((refused.json.error as { code: string }).code, 'unavailable')
       await sleep(2_500) // a few retries: still one line
-      assert.deepEqual(said(), [waiting])
+      assert.deepEqual(run.said(), [waiting])
       assert.equal(run.stderr().split('the store cannot be reached').length, 2, 'logged once')
       assert.equal(run.stdout(), '')
       await pgServer.start()
@@ -176,7 +167,8 @@ interface Sent {
 }
 
 /** One signed REST refund over `agent`; resolves with what happened (never rejects). */
-function sendRefund(base: string, agent: Agent, key: string, charge: string): Promise<Sent> {
+/** A REST refund of 1 minor unit of `charge` under `key`, signed as the platform signs it. */
+function signedRefund(base: string, key: string, charge: string) {
   const url = new URL('/v1/refunds', base)
   const bytes = Buffer.from(JSON.stringify(refundBody(charge, 1)))
   const headers = {
@@ -185,6 +177,11 @@ function sendRefund(base: string, agent: Agent, key: string, charge: string): Pr
     'idempotency-key': key,
     ...signHeaders(SECRET, { method: 'POST', host: url.host, path: url.pathname, body: bytes, key }),
   }
+  return { url, bytes, headers }
+}
+
+function sendRefund(base: string, agent: Agent, key: string, charge: string): Promise<Sent> {
+  const { url, bytes, headers } = signedRefund(base, key, charge)
   const sent: Sent = { key, charge, writtenAt: Number.POSITIVE_INFINITY }
   return new Promise((resolve) => {
     const req = request(url, { method: 'POST', headers, agent }, (res) => {
@@ -261,14 +258,7 @@ describe('graceful shutdown', () => {
     for (let i = 0; i < 4; i++) {
       const key = outageKey('slow')
       const charge = LOAD_CHARGES[200 + i] as string
-      const url = new URL('/v1/refunds', base)
-      const bytes = Buffer.from(JSON.stringify(refundBody(charge, 1)))
-      const headers = {
-        'content-type': 'application/json',
-        'content-length': String(bytes.length),
-        'idempotency-key': key,
-        ...signHeaders(SECRET, { method: 'POST', host: url.host, path: url.pathname, body: bytes, key }),
-      }
+      const { url, bytes, headers } = signedRefund(base, key, charge)
       slowAnswers.push(
         new Promise((resolve) => {
           const req = request(url, { method: 'POST', headers, agent: false }, (res) => {
