@@ -127,11 +127,14 @@ async function main(): Promise<number> {
   let shutdownDeadlineMs: number | undefined
   let shutdownDelayMs = DEFAULT_SHUTDOWN_DELAY_MS
   try {
-    shutdownDelayMs = int(str('shutdown-delay-ms'), '--shutdown-delay-ms') ?? DEFAULT_SHUTDOWN_DELAY_MS
-    if (shutdownDelayMs > 600_000) throw new UsageProblem('--shutdown-delay-ms must be at most 600000')
-    shutdownDeadlineMs = int(str('shutdown-timeout-ms'), '--shutdown-timeout-ms')
-    if (shutdownDeadlineMs !== undefined && shutdownDeadlineMs > 600_000)
-      throw new UsageProblem('--shutdown-timeout-ms must be at most 600000')
+    // Ten minutes at most, for either: a stop longer than that is a mistake, not a drain.
+    const upToTenMinutes = (flag: string) => {
+      const ms = int(str(flag), `--${flag}`)
+      if (ms !== undefined && ms > 600_000) throw new UsageProblem(`--${flag} must be at most 600000`)
+      return ms
+    }
+    shutdownDelayMs = upToTenMinutes('shutdown-delay-ms') ?? DEFAULT_SHUTDOWN_DELAY_MS
+    shutdownDeadlineMs = upToTenMinutes('shutdown-timeout-ms')
     leaseMs = int(str('lease-ms'), '--lease-ms')
     settleAfterMs = int(str('settle-ms'), '--settle-ms')
     retentionDays = int(str('retention-days'), '--retention-days')

@@ -258,18 +258,12 @@ export async function startProvider(options: ProviderOptions): Promise<RunningPr
   const logger = options.logger === false ? undefined : (options.logger ?? (await defaultLogger()))
   const now = options.now ?? Date.now
 
-  // The public server listens before the store opens, answering the health paths from the start; `serve` is replaced
-  // by the real handler once everything is wired.
   // A merchant's port is checked before anything listens (the demo ledger needs the store, so it is checked later).
   const checkedPort = options.billing === undefined ? undefined : await checkBillingPort(options.billing)
-  let store: Store | undefined
-  let wired = false
+  // The public server listens before the store opens, answering the health paths from the start; `serve` and the
+  // store's readiness check are replaced once every call is wired (store open, demo ledger seeded, port checked).
   const health = new Health({
-    checks: {
-      // Ready once the calls are wired (the store open, the demo ledger seeded, the port checked), not just the store.
-      store: () =>
-        store === undefined || !wired ? Promise.reject(new Error('the provider is starting')) : store.probe(),
-    },
+    checks: { store: () => Promise.reject(new Error('the provider is starting')) },
     onChange: ({ ready, failing }) => {
       if (ready) logger?.info('ready')
       // The check's error class and code only: a driver's message can quote a value.
@@ -300,6 +294,7 @@ export async function startProvider(options: ProviderOptions): Promise<RunningPr
     server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve())
   })
   let admin: RunningAdminServer | undefined
+  let openedStore: Store
   const stopListening = async () => {
     await admin?.close()
     server.closeAllConnections()
@@ -316,7 +311,7 @@ export async function startProvider(options: ProviderOptions): Promise<RunningPr
       })
       logger?.info({ host: admin.host, port: admin.port, paths: ['/metrics', '/livez', '/readyz'] }, 'admin listening')
     }
-    store = await openStoreWhenReachable(options.store, options.signal, (error) => {
+    openedStore = await openStoreWhenReachable(options.store, options.signal, (error) => {
       logger?.warn(
         { store_error: error.outage },
         'the store cannot be reached: waiting for it (retrying with backoff; /readyz answers 503 meanwhile)',
@@ -327,7 +322,6 @@ export async function startProvider(options: ProviderOptions): Promise<RunningPr
     await stopListening()
     throw error
   }
-  const openedStore: Store = store
   try {
     let billing = options.billing
     if (billing === undefined) {
@@ -428,7 +422,7 @@ export async function startProvider(options: ProviderOptions): Promise<RunningPr
         } else res.destroy()
       })
     }
-    wired = true
+    health.setCheck('store', () => openedStore.probe())
     const purge = startPurgeJob({ store: openedStore, retentionDays, now, logger })
     const address = server.address() as AddressInfo
     const hostForUrl = address.family === 'IPv6' ? `[${address.address}]` : address.address

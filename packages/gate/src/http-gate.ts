@@ -14,7 +14,7 @@ import { CallerQueueFull, GateError, TokenRefused } from './errors.js'
 import type { CallScheduler } from './fair-scheduler.js'
 import type { HostAllowList } from './host-allow-list.js'
 import { createFastCalls, SETTLED_ANSWER_BYTES } from './internal/fast-calls.js'
-import { buildGateServer, type CallScope, callScope, type FaultReporter } from './internal/gate-server.js'
+import { buildGateServer, callScope, type FaultReporter, scopeOf } from './internal/gate-server.js'
 import { bearerChallenge, protectedResourceMetadata, resourceIdentity, UNAUTHORIZED_BODY } from './resource-metadata.js'
 import { BUDGET_UNAVAILABLE_RETRY_AFTER_SECONDS, type CallReport, type GatedTool, toolTable } from './tools.js'
 
@@ -158,15 +158,16 @@ export function createGate(options: GateOptions): Gate {
 
   const modern: typeof sdkModern = (req, res, message) => {
     const caller = (req as IncomingMessage & { auth?: AuthInfo }).auth?.clientId
+    // Only a tools/call is charged: anything else goes to the SDK as it is, with no scope to carry.
+    if (!isToolCall(message)) return sdkModern(req, res, message)
     const viaSdk = () => sdkLeg(res as ServerResponse, () => sdkModern(req, res, message))
-    return scheduler !== undefined && caller !== undefined && isToolCall(message)
-      ? inTurn(caller, res, message, viaSdk)
-      : viaSdk()
+    return scheduler !== undefined && caller !== undefined ? inTurn(caller, res, message, viaSdk) : viaSdk()
   }
   const handleLegacy = legacy.handle.bind(legacy)
   legacy.handle = (req, res, message, who) => {
+    if (!isToolCall(message)) return handleLegacy(req, res, message, who)
     const viaLegacy = () => sdkLeg(res, () => handleLegacy(req, res, message, who))
-    return scheduler !== undefined && isToolCall(message) ? inTurn(who.caller, res, message, viaLegacy) : viaLegacy()
+    return scheduler !== undefined ? inTurn(who.caller, res, message, viaLegacy) : viaLegacy()
   }
 
   /**
@@ -175,7 +176,7 @@ export function createGate(options: GateOptions): Gate {
    * 503 with Retry-After, as the fast path answers it (Node routes an implicit header through writeHead too).
    */
   function sdkLeg<T>(res: ServerResponse, run: () => Promise<T>): Promise<T> {
-    const scope: CallScope = { gone: () => res.socket?.destroyed !== false, budgetUnavailable: false }
+    const scope = scopeOf(res)
     const writeHead = res.writeHead
     res.writeHead = function (this: ServerResponse, status: number, ...rest: unknown[]) {
       if (scope.budgetUnavailable && status === 200) {
