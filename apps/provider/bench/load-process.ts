@@ -43,6 +43,8 @@ export interface LoadSpec extends AnswerChecks {
   seconds: number
   /** The raw HMAC floor: every answer is 200 with an empty result; only the status is checked. */
   floor?: boolean
+  /** Calls (or attempts) sent before the measured run; default 300. */
+  warmCalls?: number
 }
 
 export interface LoadResult {
@@ -165,8 +167,9 @@ const load = (amount: number | undefined) =>
     requests,
   })
 
-// The same 300-call (or attempt) warm-up as the in-process legs (in neither the figures nor the server's CPU).
-await load(300 * steps.length)
+// The same 300-call (or attempt) warm-up as the in-process legs, unless the spec asks for more (in neither the figures
+// nor the server's CPU).
+await load((spec.warmCalls ?? 300) * steps.length)
 // A server that answers wrongly fails the leg at once, not after a whole measured run.
 if (mismatched > 0) process.exit(1)
 latencies = []

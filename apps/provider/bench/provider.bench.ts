@@ -50,7 +50,8 @@ const APP = fileURLToPath(new URL('..', import.meta.url))
 // alternated with the others in the same rounds (a before/after comparison on the same minutes of the machine).
 // BENCH_ADMIN=1 adds provider-pc-admin: provider-pc with its admin port on (metrics counted on every call, scraped
 // once a round as Prometheus would), alternated with provider-pc in the same rounds: what metrics cost (issue 25: at
-// most 3% of calls/s by the median). process-crash, so that fsync does not hide a CPU cost.
+// most 3% of calls/s by the median). process-crash, so that fsync does not hide a CPU cost. BENCH_ADMIN=only runs
+// just those two.
 type Kind =
   | 'provider'
   | 'provider-pc'
@@ -261,12 +262,19 @@ const scenarios = [
 // too, with their no-op call of the same request shape — and keeps each server's median round, so a ratio compares
 // figures taken in the same minutes of a shared machine.
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
-const KINDS: Kind[] = ['raw', 'bare', 'v1', 'provider', 'provider-pc']
-if (process.env.BENCH_ADMIN === '1') KINDS.push('provider-pc-admin')
-if (process.env.BENCH_PG !== '0' && (await postgresAnswers())) {
+// BENCH_ADMIN=only: provider-pc and provider-pc-admin alone, alternated (the metrics cost without three other
+// servers' rounds in between, so each on/off pair runs in the same few seconds); no peers, no REST legs.
+// BENCH_ADMIN=paired: those two loaded at once, sharing the servers' core, each by a load process of its own: the
+// machine's slow seconds fall on both sides of a round alike (the scheduler splits the core evenly between two busy
+// processes, so the ratio is that of the work each does per call).
+const METRICS_PAIRED = process.env.BENCH_ADMIN === 'paired'
+const METRICS_ONLY = process.env.BENCH_ADMIN === 'only' || METRICS_PAIRED
+const KINDS: Kind[] = METRICS_ONLY ? ['provider-pc'] : ['raw', 'bare', 'v1', 'provider', 'provider-pc']
+if (process.env.BENCH_ADMIN === '1' || METRICS_ONLY) KINDS.push('provider-pc-admin')
+if (!METRICS_ONLY && process.env.BENCH_PG !== '0' && (await postgresAnswers())) {
   KINDS.push('provider-pg')
   if (PG_BASE_DIST !== undefined) KINDS.push('provider-pg-base')
-} else console.log(`provider-pg: skipped (PostgreSQL not answering at BENCH_PG_URL, or BENCH_PG=0)`)
+} else if (!METRICS_ONLY) console.log(`provider-pg: skipped (PostgreSQL not answering at BENCH_PG_URL, or BENCH_PG=0)`)
 /**
  * The peer each era is compared with: for 2026-07-28 the bare per-request SDK v2 server; for 2025-era attempts the
  * official SDK v1's own sessionful server (a stateless peer, whose DELETE is a 405, would flatter the ratio).
@@ -274,7 +282,22 @@ if (process.env.BENCH_PG !== '0' && (await postgresAnswers())) {
 const peerOf = (era: 'modern' | 'legacy'): Kind => (era === 'legacy' ? 'v1' : 'bare')
 const kindsFor = (era: 'modern' | 'legacy'): Kind[] => KINDS.filter((k) => k !== (era === 'legacy' ? 'bare' : 'v1'))
 const servers = new Map<Kind, { url: string; admin?: string; child: ChildProcess }>()
-for (const kind of KINDS) servers.set(kind, await startServer(kind))
+/** Starts the kinds in this order (their servers stopped first if running). */
+async function freshServers(order: readonly Kind[]): Promise<void> {
+  await stopServers()
+  for (const kind of order) servers.set(kind, await startServer(kind))
+}
+async function stopServers(): Promise<void> {
+  for (const { child } of servers.values()) {
+    child.kill('SIGINT')
+    if (child.exitCode === null && child.signalCode === null) await new Promise((r) => child.once('exit', r))
+  }
+  servers.clear()
+}
+// With BENCH_ADMIN=only|paired the pair is started afresh every round instead, in alternating order: of two processes
+// of the same server, the one started first was measurably faster for a whole run (quenchz's metrics bench, 2026-12-04:
+// ~4%, as large as the cost measured; the sign followed the start order).
+if (!METRICS_ONLY) await freshServers(KINDS)
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0
 const results: Record<string, Partial<Record<Kind, Result>>> = {}
 let restReport: string[] = []
@@ -294,7 +317,8 @@ try {
       // Rotate the order each round so no server always runs first (or right after the same neighbour).
       const kinds = kindsFor(s.era)
       const order = kinds.map((_, i) => kinds[(i + round) % kinds.length] as Kind)
-      for (const kind of order) {
+      if (METRICS_ONLY) await freshServers(order)
+      const leg = async (kind: Kind) => {
         const u = new URL(servers.get(kind)?.url as string)
         const r = IN_PROCESS_CLIENT
           ? await run(kind, () => (s.era === 'modern' ? modernCall(kind, u, s.tool) : legacyAttempt(kind, u, s.tool)))
@@ -309,6 +333,8 @@ try {
             throw new Error(`${kind}: the admin port did not serve the metrics`)
         }
       }
+      if (METRICS_PAIRED) await Promise.all(order.map(leg))
+      else for (const kind of order) await leg(kind)
     }
     if (rounds.has('provider-pc-admin')) metricsCost[s.name] = onOff(rounds)
     const row: Partial<Record<Kind, Result>> = {}
@@ -328,12 +354,9 @@ try {
         (ratios[s.name] as Record<string, unknown>)[kind] = sameRoundRatios(rounds, kind, peerOf(s.era))
     }
   }
-  restReport = await restScenarios(process.env.BENCH_ONLY)
+  if (!METRICS_ONLY) restReport = await restScenarios(process.env.BENCH_ONLY)
 } finally {
-  for (const { child } of servers.values()) {
-    child.kill('SIGINT')
-    await new Promise((r) => child.once('exit', r))
-  }
+  await stopServers()
 }
 
 /** Metrics on ÷ off within each round (calls/s), and each side's server CPU per call (µs) over the rounds. */
@@ -462,7 +485,15 @@ type RestLeg = { label: string; kind: Kind } & ({ fn: (u: URL) => Promise<void> 
 /** A load process's leg and checks; loadSpec adds the server, the secret, the concurrency and the duration. */
 type LoadShape = Omit<LoadSpec, 'origin' | 'secret' | 'connections' | 'seconds'>
 function loadSpec(u: URL, shape: LoadShape): LoadSpec {
-  return { ...shape, origin: u.origin, secret: SECRET, connections: CONCURRENCY, seconds: Math.ceil(MAX_MS / 1000) }
+  return {
+    ...shape,
+    origin: u.origin,
+    secret: SECRET,
+    connections: CONCURRENCY,
+    seconds: Math.ceil(MAX_MS / 1000),
+    // A server started afresh for the round (BENCH_ADMIN=only|paired) is warmed longer: its JIT starts cold.
+    ...(METRICS_ONLY && { warmCalls: 5000 }),
+  }
 }
 
 /** An MCP scenario's leg for one server, with the checks the in-process client makes too (callAnswerChecks). */

@@ -126,7 +126,7 @@ export function createQuenchzMetrics(options: QuenchzMetricsOptions = {}): Quenc
 
   const calls = new FastCounter({
     name: 'quenchz_tool_calls_total',
-    help: 'Finished tools/call requests by tool (none: not granted or unknown) and outcome (served, refused, over-budget, no-such-tool).',
+    help: `Finished tools/call requests by tool (none: not granted or unknown) and outcome (${CALL_OUTCOMES.join(', ')}, else other).`,
     labelNames: ['tool', 'outcome'],
     registers,
   })
