@@ -11,7 +11,15 @@ import { CallToolResultSchema as CallToolResultSchemaV1 } from '@modelcontextpro
 import { AjvJsonSchemaValidator as AjvV1 } from '@modelcontextprotocol/sdk/validation/ajv-provider.js'
 import { createContractAjv } from '@tollgate/contract'
 import { signHeaders } from '@tollgate/signing'
-import { type BillingPort, type ProviderOptions, type RunningProvider, startProvider } from '../src/index.js'
+import {
+  type BillingPort,
+  DemoLedger,
+  demoLedgerStore,
+  openSqliteStore,
+  type ProviderOptions,
+  type RunningProvider,
+  startProvider,
+} from '../src/index.js'
 
 export const SECRET = 'srmps_test_0f1e2d3c4b5a69788796a5b4c3d2e1f0'
 
@@ -197,6 +205,47 @@ export function delegateBilling(inner: BillingPort, overrides: Partial<BillingPo
     proto = Object.getPrototypeOf(proto)
   }
   return Object.assign(out, overrides) as unknown as BillingPort
+}
+
+/** The demo ledger (seeded) on a SQLite file of its own, and a BillingPort over it with some methods replaced. */
+export interface DemoBilling {
+  ledger: DemoLedger
+  billing: BillingPort
+  /** Closes the ledger's store and removes its folder. */
+  dispose(): Promise<void>
+}
+
+export async function demoBilling(
+  overrides: (ledger: DemoLedger) => Partial<BillingPort> = () => ({}),
+): Promise<DemoBilling> {
+  const dir = mkdtempSync(join(tmpdir(), 'tollgate-demo-billing-'))
+  const store = openSqliteStore(join(dir, 'ledger.sqlite'))
+  const ledger = new DemoLedger(demoLedgerStore(store))
+  await ledger.seed()
+  return {
+    ledger,
+    billing: delegateBilling(ledger, overrides(ledger)),
+    async dispose() {
+      await store.close()
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}
+
+/** sr_describe of a billing system with refunds only: no subscriptions, cancellations, callbacks or payment attempts. */
+export const REFUNDS_ONLY: Pick<BillingPort, 'describe'> = {
+  describe: async () => ({
+    contract_version: '1.0',
+    currencies: ['USD'],
+    refunds_to_original_payment_method: true,
+    capabilities: {
+      partial_refunds: true,
+      cancel_subscription: false,
+      cancel_at_period_end: false,
+      outcome_callbacks: false,
+      payment_attempts: false,
+    },
+  }),
 }
 
 /** One hand-written request, signed as the platform signs it (extra headers win over the defaults). */

@@ -51,8 +51,16 @@ export interface PrivatePostgres {
   dispose(): Promise<void>
 }
 
-/** initdb, then starts it; resolves when it accepts connections. */
-export async function startPrivatePostgres(): Promise<PrivatePostgres> {
+/**
+ * The server settings (`-c name=value`) unless the caller gives its own. fsync off: the suites using the defaults are
+ * about outages, not power loss; it keeps the cluster quick on a shared machine.
+ */
+const OUTAGE_SETTINGS: Readonly<Record<string, string>> = { fsync: 'off', autovacuum: 'off', max_connections: '60' }
+
+/** initdb, then starts it with these settings (default OUTAGE_SETTINGS); resolves when it accepts connections. */
+export async function startPrivatePostgres(
+  settings: Readonly<Record<string, string>> = OUTAGE_SETTINGS,
+): Promise<PrivatePostgres> {
   if (typeof runner === 'string') throw new Error(runner)
   const dir = mkdtempSync(join(tmpdir(), 'tollgate-pgprivate-'))
   if (runner.owner !== undefined) chownSync(dir, runner.owner, 0)
@@ -65,11 +73,10 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   const url = (params?: string) => `postgres://postgres@127.0.0.1:${port}/postgres${params ? `?${params}` : ''}`
 
   const start = async () => {
-    // fsync off: the tests here are about outages, not power loss; it keeps the cluster quick on a shared machine.
     const [postgres, ...args] = runner.run([
       'postgres',
       ...['-D', data, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1'],
-      ...['-c', 'fsync=off', '-c', 'autovacuum=off', '-c', 'max_connections=60'],
+      ...Object.entries(settings).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
     ])
     const child = spawn(postgres as string, args, { stdio: 'ignore', cwd: dir })
     server = child

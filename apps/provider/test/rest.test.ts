@@ -2,26 +2,18 @@
 // order of handling (413 → 401 → 404/405 → 400 → rules), the Idempotency-Key rules, the key field of the signature,
 // statuses, byte-identical replays, one key across both bindings, and configuration (prefix, host, token, secrets).
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync } from 'node:fs'
 import { request } from 'node:http'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { contractValidator, type Transaction } from '@tollgate/contract'
 import { pino } from 'pino'
-import {
-  type BillingPort,
-  DemoLedger,
-  demoLedgerStore,
-  openSqliteStore,
-  type ProviderOptions,
-  type RefundCommand,
-} from '../src/index.js'
+import type { ProviderOptions, RefundCommand } from '../src/index.js'
 import {
   type AnyClient,
   connect,
-  delegateBilling,
+  type DemoBilling,
+  demoBilling,
   newKey,
+  REFUNDS_ONLY,
   SECRET,
   startTestProvider,
   type TestProvider,
@@ -499,18 +491,14 @@ for (const backend of ALL) {
   })
 
   describe(`REST statuses from the billing system on ${backend.name}`, { skip: backend.skip }, () => {
-    let dir: string
+    let demo: DemoBilling | undefined
     let p: TestProvider
     let release!: () => void
     let entered!: () => void
     let inside: Promise<void>
     let mode: 'gate' | 'throw' | 'normal' = 'normal'
     before(async () => {
-      dir = mkdtempSync(join(tmpdir(), 'tollgate-rest-billing-'))
-      const ledgerStore = openSqliteStore(join(dir, 'ledger.sqlite'))
-      const ledger = new DemoLedger(demoLedgerStore(ledgerStore))
-      await ledger.seed()
-      const billing: BillingPort = delegateBilling(ledger, {
+      demo = await demoBilling((ledger) => ({
         refund: async (key: string, command: RefundCommand) => {
           if (mode === 'throw') throw new Error('connection reset by the processor')
           if (mode === 'gate') {
@@ -535,14 +523,12 @@ for (const backend of ALL) {
           command.amount.amount_minor === 4242
             ? { status: 'refused' as const, code: 'Not-A-Code', message: 'no' }
             : ledger.assessRefund(command),
-      })
-      p = await start({ billing })
-      ;(p as unknown as { ledgerStore: unknown }).ledgerStore = ledgerStore
+      }))
+      p = await start({ billing: demo.billing })
     })
     after(async () => {
       await p?.stop()
-      await (p as unknown as { ledgerStore?: { close(): Promise<void> } })?.ledgerStore?.close()
-      rmSync(dir, { recursive: true, force: true })
+      await demo?.dispose()
     })
 
     test('a key whose first call still runs is 409 in_progress (retryable); the first call then finishes', async () => {
@@ -589,24 +575,7 @@ for (const backend of ALL) {
 
   describe(`REST configuration on ${backend.name}`, { skip: backend.skip }, () => {
     test('routes of capabilities the provider does not declare are 404, whatever the method', async () => {
-      const dir = mkdtempSync(join(tmpdir(), 'tollgate-rest-caps-'))
-      const ledgerStore = openSqliteStore(join(dir, 'ledger.sqlite'))
-      const ledger = new DemoLedger(demoLedgerStore(ledgerStore))
-      await ledger.seed()
-      const billing = delegateBilling(ledger, {
-        describe: async () => ({
-          contract_version: '1.0',
-          currencies: ['USD'],
-          refunds_to_original_payment_method: true,
-          capabilities: {
-            partial_refunds: true,
-            cancel_subscription: false,
-            cancel_at_period_end: false,
-            outcome_callbacks: false,
-            payment_attempts: false,
-          },
-        }),
-      })
+      const { billing, dispose } = await demoBilling(() => REFUNDS_ONLY)
       const p = await start({ billing })
       try {
         const cases: [string, string, unknown][] = [
@@ -622,8 +591,7 @@ for (const backend of ALL) {
         assertOk(await rest(p.baseUrl, 'GET', '/v1/transactions/ch_1001'))
       } finally {
         await p.stop()
-        await ledgerStore.close()
-        rmSync(dir, { recursive: true, force: true })
+        await dispose()
       }
     })
 

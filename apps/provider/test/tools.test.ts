@@ -7,9 +7,10 @@ import { TOOL_DESCRIPTIONS } from '../src/mcp/tool-table.js'
 import {
   type AnyClient,
   connect,
-  delegateBilling,
+  demoBilling,
   type Era,
   mail,
+  REFUNDS_ONLY,
   startTestProvider,
   type TestProvider,
 } from './helpers.js'
@@ -239,29 +240,8 @@ for (const era of ERAS) {
 }
 
 test('capability tools are not listed when sr_describe does not declare the capability', async () => {
-  const { DemoLedger } = await import('../src/index.js')
-  const { openSqliteStore, demoLedgerStore } = await import('../src/index.js')
-  const { join } = await import('node:path')
-  const { mkdtempSync, rmSync } = await import('node:fs')
-  const { tmpdir } = await import('node:os')
-  const dir = mkdtempSync(join(tmpdir(), 'tollgate-cap-'))
-  const store = openSqliteStore(join(dir, 'ledger.sqlite'))
-  const ledger = new DemoLedger(demoLedgerStore(store))
-  await ledger.seed()
   // A billing system without subscriptions or payment attempts.
-  const billing = delegateBilling(ledger, {
-    describe: async () => ({
-      contract_version: '1.0',
-      currencies: ['USD'],
-      refunds_to_original_payment_method: true,
-      capabilities: {
-        partial_refunds: true,
-        cancel_subscription: false,
-        cancel_at_period_end: false,
-        outcome_callbacks: false,
-      },
-    }),
-  })
+  const { billing, dispose } = await demoBilling(() => REFUNDS_ONLY)
   const p = await startTestProvider({ billing })
   try {
     for (const era of ERAS) {
@@ -280,7 +260,6 @@ test('capability tools are not listed when sr_describe does not declare the capa
     }
   } finally {
     await p.stop()
-    await store.close()
-    rmSync(dir, { recursive: true, force: true })
+    await dispose()
   }
 })

@@ -41,6 +41,21 @@ export interface CancelArgs {
 
 const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z')
 
+/** A keyed operation for #execute: its key and fingerprint, what it is on, how to run it and record its outcome. */
+type Execution = [
+  key: string,
+  fingerprint: string,
+  operation: OperationKind,
+  targetRef: string,
+  run: (recovering: boolean, sameTransaction: SameTransactionOutcome) => Promise<LookupOutcome | 'not_found'>,
+  toOutcome: (o: LookupOutcome) => { outcome: Outcome },
+  /** A billing system in this store's database: claim, call and record as one write (BillingPort.refundClaiming). */
+  claiming?: (
+    claim: ClaimRequest,
+    recordOf: (o: LookupOutcome) => KeyFinish,
+  ) => Promise<LookupOutcome | undefined> | undefined,
+]
+
 /** Rules engine; one per server process. Every method answers, never throws for a client fault. */
 export class ProviderRules {
   readonly #store: Store
@@ -215,38 +230,17 @@ export class ProviderRules {
     return refundRefusal(tx, undefined, command)
   }
 
-  async #execute(
-    key: string,
-    fingerprint: string,
-    operation: OperationKind,
-    targetRef: string,
-    run: (recovering: boolean, sameTransaction: SameTransactionOutcome) => Promise<LookupOutcome | 'not_found'>,
-    toOutcome: (o: LookupOutcome) => { outcome: Outcome },
-    /** A billing system in this store's database: claim, call and record as one write (BillingPort.refundClaiming). */
-    claiming?: (
-      claim: ClaimRequest,
-      recordOf: (o: LookupOutcome) => KeyFinish,
-    ) => Promise<LookupOutcome | undefined> | undefined,
-  ): Promise<ToolAnswer> {
+  async #execute(...args: Execution): Promise<ToolAnswer> {
     this.#running++
     try {
-      return await this.#executeCounted(key, fingerprint, operation, targetRef, run, toOutcome, claiming)
+      return await this.#executeCounted(...args)
     } finally {
       this.#running--
     }
   }
 
   async #executeCounted(
-    key: string,
-    fingerprint: string,
-    operation: OperationKind,
-    targetRef: string,
-    run: (recovering: boolean, sameTransaction: SameTransactionOutcome) => Promise<LookupOutcome | 'not_found'>,
-    toOutcome: (o: LookupOutcome) => { outcome: Outcome },
-    claiming?: (
-      claim: ClaimRequest,
-      recordOf: (o: LookupOutcome) => KeyFinish,
-    ) => Promise<LookupOutcome | undefined> | undefined,
+    ...[key, fingerprint, operation, targetRef, run, toOutcome, claiming]: Execution
   ): Promise<ToolAnswer> {
     const owner = `${this.#instance}:${++this.#seq}`
     const request = { key, fingerprint, operation, targetRef, owner, nowMs: this.#now(), leaseMs: this.#leaseMs }
