@@ -5,18 +5,40 @@
 // benchBundle(script) compiles a bench script into <its dir>/.build/<name>.mjs (git-ignored), once per process.
 // By default only the script itself is compiled: every package it imports, the workspace's own @tollgate/* included,
 // stays an import and resolves to its built dist/ as in an installed server, and `import.meta.url` keeps naming the
-// source file, so paths relative to it still work. `external` instead bundles the workspace sources too
-// (conditions: @tollgate/source) and keeps only the listed npm packages as imports.
+// source file, so paths relative to it still work. `workspaceSources` instead bundles the workspace's own @tollgate/*
+// sources too (conditions: @tollgate/source) and keeps every other package as an import.
 // CLI: node scripts/bench-bundle.mjs <script.ts> [args...]  — compiles the script and runs it in this process.
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
-import { pathToFileURL } from 'node:url'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import { buildSync } from 'esbuild'
 
 const built = new Map()
 
 /**
+ * Every npm package any workspace depends on (and its subpaths), the workspace's own @tollgate/* left out: what stays
+ * an import when the workspace sources are bundled. (esbuild's synchronous build takes no resolve plugin.)
+ */
+function npmPackages() {
+  const root = join(dirname(fileURLToPath(import.meta.url)), '..')
+  const manifests = [join(root, 'package.json')]
+  for (const dir of ['packages', 'apps'])
+    for (const name of readdirSync(join(root, dir))) {
+      const manifest = join(root, dir, name, 'package.json')
+      if (existsSync(manifest)) manifests.push(manifest)
+    }
+  const names = new Set()
+  for (const manifest of manifests) {
+    const pkg = JSON.parse(readFileSync(manifest, 'utf8'))
+    for (const field of ['dependencies', 'devDependencies', 'peerDependencies', 'optionalDependencies'])
+      for (const name of Object.keys(pkg[field] ?? {})) if (!name.startsWith('@tollgate/')) names.add(name)
+  }
+  return [...names].flatMap((name) => [name, `${name}/*`])
+}
+
+/**
  * @param {string} script path of a TypeScript bench script
- * @param {{ external?: string[] }} [options]
+ * @param {{ workspaceSources?: boolean }} [options]
  * @returns {string} path of the compiled .mjs
  */
 export function benchBundle(script, options = {}) {
@@ -32,9 +54,9 @@ export function benchBundle(script, options = {}) {
     target: 'node20',
     format: 'esm',
     logLevel: 'warning',
-    ...(options.external === undefined
-      ? { packages: 'external', define: { 'import.meta.url': JSON.stringify(pathToFileURL(source).href) } }
-      : { external: options.external, conditions: ['@tollgate/source'] }),
+    ...(options.workspaceSources === true
+      ? { external: npmPackages(), conditions: ['@tollgate/source'] }
+      : { packages: 'external', define: { 'import.meta.url': JSON.stringify(pathToFileURL(source).href) } }),
   })
   built.set(source, outfile)
   return outfile

@@ -39,22 +39,7 @@ export interface BenchProcess {
  * A bench script and this repository's own sources it imports, compiled into one plain JavaScript file (third-party
  * packages stay imports), so that its process runs on plain node, not under tsx (scripts/bench-bundle.mjs says why).
  */
-const bundled = (script: string): string =>
-  benchBundle(script, {
-    // Only npm packages stay imports (resolved from this package's node_modules); @tollgate/* sources are bundled.
-    external: [
-      '@modelcontextprotocol/*',
-      'jose',
-      'pino',
-      'better-sqlite3',
-      'ioredis',
-      'ajv',
-      'ajv/*',
-      'yauzl',
-      'zod',
-      'prom-client',
-    ],
-  })
+const bundled = (script: string): string => benchBundle(script, { workspaceSources: true })
 
 /**
  * Runs a TypeScript script of the benches in its own node process (bundled first, see bundled()), pinned to `core`
