@@ -136,8 +136,9 @@ interface Reply {
   body: string
 }
 
-function send(url: URL, method: string, body: string, headers: Record<string, string>): Promise<Reply> {
-  const signed = signHeaders(SECRET, { method, host: url.host, path: url.pathname, body: Buffer.from(body), key: '' })
+/** One request signed as the platform signs it; `key` is the idempotency key the signature covers (REST), if any. */
+function send(url: URL, method: string, body: string, headers: Record<string, string>, key = ''): Promise<Reply> {
+  const signed = signHeaders(SECRET, { method, host: url.host, path: url.pathname, body: Buffer.from(body), key })
   return new Promise((resolve, reject) => {
     const req = http.request(
       url,
@@ -436,31 +437,10 @@ agent.destroy()
 // same provider's MCP sr_refund path. Same rounds, rotating order, ratio per round; median and range reported.
 
 function sendRest(url: URL, method: string, body: string, key?: string): Promise<Reply> {
-  const signed = signHeaders(SECRET, {
-    method,
-    host: url.host,
-    path: url.pathname,
-    body: Buffer.from(body),
-    key: key ?? '',
-  })
-  const headers: Record<string, string | number> = { ...signed }
+  const headers: Record<string, string> = {}
   if (key !== undefined) headers['idempotency-key'] = key
-  if (body !== '') {
-    headers['content-type'] = 'application/json'
-    headers['content-length'] = Buffer.byteLength(body)
-  }
-  return new Promise((resolve, reject) => {
-    const req = http.request(url, { method, agent, headers }, (res) => {
-      let data = ''
-      res.setEncoding('utf8')
-      res.on('data', (c: string) => {
-        data += c
-      })
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: data }))
-    })
-    req.on('error', reject)
-    req.end(body)
-  })
+  if (body !== '') headers['content-type'] = 'application/json'
+  return send(url, method, body, headers, key)
 }
 
 async function restRead(base: URL) {
