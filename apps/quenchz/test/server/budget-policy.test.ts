@@ -2,8 +2,7 @@
 // it, the usage problems (one line naming the flag or the file's field, never a value), and a running quenchz that
 // tells an unknown caller from a spent one in its log while answering both with the same bytes.
 import assert from 'node:assert/strict'
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -11,13 +10,12 @@ import { main } from '../../src/cli.ts'
 import { servePlan } from '../../src/server/cli-options.ts'
 import { type CliProcess, startCliProcess } from './support/cli-process.ts'
 import { type JwksServer, startJwksServer, TEST_ISSUER } from './support/jwks-server.ts'
+import { modernToolCall } from './support/raw-mcp.ts'
+import { scratchWithEmptyRecordings } from './support/scratch.ts'
 
 const RESOURCE = 'https://quenchz.invalid/mcp'
 const OVER_BUDGET = 'this caller has spent its share of the upstream budget'
-const scratch = mkdtempSync(join(tmpdir(), 'quenchz-policy-'))
-const empty = join(scratch, 'empty-recordings')
-mkdirSync(empty, { recursive: true })
-writeFileSync(join(empty, 'index.json'), '[]')
+const { scratch, empty } = scratchWithEmptyRecordings('quenchz-policy-')
 after(() => rmSync(scratch, { recursive: true, force: true }))
 
 const JWKS = ['--jwks-url', 'https://issuer.example/jwks', '--issuer', 'https://issuer.example']
@@ -198,30 +196,9 @@ describe('an unknown caller and a spent one: the same answer, different log outc
 
   /** A 2026-07-28 tools/call's whole answer body, bytes as sent. */
   const call = async (token: string) => {
-    const body = JSON.stringify({
-      jsonrpc: '2.0',
-      id: 7,
-      method: 'tools/call',
-      params: {
-        name: 'calendar.why',
-        arguments: { day: '2026-04-03' },
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-          'io.modelcontextprotocol/clientCapabilities': {},
-        },
-      },
-    })
     const res = await fetch(quenchz.url, {
       method: 'POST',
-      headers: {
-        authorization: `Bearer ${token}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': '2026-07-28',
-        'mcp-method': 'tools/call',
-        'mcp-name': 'calendar.why',
-      },
-      body,
+      ...modernToolCall(token, 7, 'calendar.why', { day: '2026-04-03' }),
     })
     return { status: res.status, text: await res.text() }
   }

@@ -3,30 +3,25 @@
 import assert from 'node:assert/strict'
 import { type ChildProcess, spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { readFileSync, rmSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
-import { fileURLToPath } from 'node:url'
 import { probeRedis, type RedisProbe } from '@tollgate/test-support'
 import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose'
 import { main } from '../../src/cli.ts'
+import { NODE_ARGS, runCliToExit, tokensOf } from './support/cli-process.ts'
 import { connect } from './support/clients.ts'
+import { scratchWithEmptyRecordings } from './support/scratch.ts'
 
 const RESOURCE = 'https://quenchz.invalid/mcp'
 const ELSEWHERE = 'https://elsewhere.invalid/mcp'
 const REAL_ISSUER = 'https://issuer.example.invalid'
 const NO_SUCH_TOOL = 'no tool by that name is available to this caller'
 const OVER_BUDGET = 'this caller has spent its share of the upstream budget'
-const RUN_CLI = fileURLToPath(new URL('./support/run-cli.ts', import.meta.url))
-// Resolved here: the subprocesses run in a temp directory, where a bare 'tsx' would not resolve.
-const NODE_ARGS = ['--conditions=@tollgate/source', '--import', import.meta.resolve('tsx'), RUN_CLI]
 
-const scratch = mkdtempSync(join(tmpdir(), 'quenchz-deploy-'))
-// An empty recordings directory: a source that opens everywhere, so nothing here needs the shared data.
-const empty = join(scratch, 'empty-recordings')
+const { scratch, empty } = scratchWithEmptyRecordings('quenchz-deploy-')
 
 /** A CLI verifying tokens against the JWKS at `url`, serving the empty recordings directory. */
 const jwksArgs = (url: string) => [
@@ -39,8 +34,6 @@ const jwksArgs = (url: string) => [
   '--recordings',
   empty,
 ]
-mkdirSync(empty, { recursive: true })
-writeFileSync(join(empty, 'index.json'), '[]')
 const children: ChildProcess[] = []
 after(async () => {
   for (const child of children) await stopCli(child)
@@ -74,21 +67,6 @@ async function stopCli(child: ChildProcess): Promise<void> {
   const exited = new Promise<void>((r) => child.once('exit', () => r()))
   child.kill('SIGTERM')
   await exited
-}
-
-/** Runs the CLI to its exit as a subprocess. */
-async function runCliToExit(args: string[]): Promise<{ code: number | null; err: string }> {
-  const child = spawn(process.execPath, [...NODE_ARGS, ...args], {
-    cwd: scratch,
-    stdio: ['ignore', 'ignore', 'pipe'],
-  })
-  let err = ''
-  child.stderr.setEncoding('utf8')
-  child.stderr.on('data', (c: string) => {
-    err += c
-  })
-  const code = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)))
-  return { code, err }
 }
 
 async function run(argv: string[]) {
@@ -331,7 +309,7 @@ describe('bad deployment values exit 2 with one line naming the flag and where h
   })
 
   test('a subprocess given half the JWKS pair exits 2 with the message and where help is, no stack trace', async () => {
-    const { code, err } = await runCliToExit(['--jwks-url', 'https://id.example.invalid/jwks.json'])
+    const { code, err } = await runCliToExit(['--jwks-url', 'https://id.example.invalid/jwks.json'], scratch)
     assert.equal(code, 2)
     assert.deepEqual(err.trimEnd().split('\n'), [
       'quenchz: --jwks-url and --issuer go together: pass both or neither',
@@ -443,7 +421,7 @@ describe('--budget-redis: two servers share one fair budget', () => {
       ...['--tokens-file', tokensPath, '--source', 'recordings', '--recordings', empty],
       ...['--budget-redis', 'redis://127.0.0.1:6379', '--budget-prefix', prefix],
     ])
-    const tokens = (JSON.parse(readFileSync(tokensPath, 'utf8')) as { tokens: Record<string, string> }).tokens
+    const tokens = tokensOf(tokensPath)
     const greedy = await connect('v2-modern', a.url, tokens.greedyForThisResource as string)
     const quiet = await connect('v2-modern', a.url, tokens.quietForThisResource as string)
     const call = async (c: typeof greedy) => (await c.callTool('rates.nothing', {})).content[0]?.text

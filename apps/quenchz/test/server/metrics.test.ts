@@ -25,6 +25,7 @@ import { type RunningQuenchz, startQuenchz } from '../../src/server/start-quench
 import { reply, startReplayServer } from '../rates/support/replay-server.js'
 import { EASTER_2026, LONG_AFTER, sdmxCsv, tempDir } from '../rates/support/shared.js'
 import { type AnyClient, connect } from './support/clients.js'
+import { legacyInitialize, modernToolCall } from './support/raw-mcp.js'
 
 const day = (iso: string) => parseIsoDay(iso) as number
 
@@ -231,7 +232,8 @@ describe('quenchz metrics', () => {
     }
     assert.equal(sampleSum(samples, 'quenchz_calls_in_service'), 1)
     assert.equal(sampleSum(samples, 'quenchz_calls_waiting'), 1)
-    // The third is refused at once: 429 with Retry-After, nothing charged.
+    // The third is refused at once: 429 with Retry-After, nothing charged. Only the body is modernToolCall's: this
+    // request carries no Mcp-Method/Mcp-Name headers.
     const third = await send(running.url, {
       method: 'POST',
       headers: {
@@ -240,19 +242,7 @@ describe('quenchz metrics', () => {
         accept: 'application/json, text/event-stream',
         'mcp-protocol-version': '2026-07-28',
       },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'tools/call',
-        params: {
-          name: 'test.hold',
-          arguments: {},
-          _meta: {
-            'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-            'io.modelcontextprotocol/clientCapabilities': {},
-          },
-        },
-      }),
+      body: modernToolCall(gamma, 1, 'test.hold', {}).body,
     })
     assert.equal(third.status, 429)
     assert.equal(sampleSum((await scrape()).samples, 'quenchz_queue_full_total') - refusedBefore, 1)
@@ -273,20 +263,7 @@ describe('quenchz metrics', () => {
     const legacy = await connect('v2-legacy', running.url, token)
     assert.equal(await open(), base + 2)
     // A session ends when its client deletes it (or after 15 minutes unseen); closing a client leaves it open.
-    const init = await fetch(running.url, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${token}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
-      }),
-    })
+    const init = await legacyInitialize(running.url, token, 1)
     assert.equal(init.status, 200)
     await init.arrayBuffer()
     const id = init.headers.get('mcp-session-id') as string

@@ -3,14 +3,12 @@
 // and SIGTERM under load — every request the server received is answered, the process exits 0.
 import assert from 'node:assert/strict'
 import { type ChildProcess, spawn } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { Agent, createServer, request } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { connect as connectTcp } from 'node:net'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, test } from 'node:test'
-import { fileURLToPath } from 'node:url'
 import {
   freeLoopbackPort,
   parseExposition,
@@ -21,69 +19,40 @@ import {
   startPrometheus,
 } from '@tollgate/test-support'
 import { main } from '../../src/cli.ts'
+import { type CliProcess, runCliToExit, startCliProcess, tokensOf } from './support/cli-process.ts'
 import { connect } from './support/clients.ts'
+import { modernToolCall } from './support/raw-mcp.ts'
+import { scratchWithEmptyRecordings } from './support/scratch.ts'
+import { until } from './support/wait.ts'
 
-const RUN_CLI = fileURLToPath(new URL('./support/run-cli.ts', import.meta.url))
-const NODE_ARGS = ['--conditions=@tollgate/source', '--import', import.meta.resolve('tsx'), RUN_CLI]
-const scratch = mkdtempSync(join(tmpdir(), 'quenchz-ops-'))
-const empty = join(scratch, 'empty-recordings')
-mkdirSync(empty, { recursive: true })
-writeFileSync(join(empty, 'index.json'), '[]')
+const { scratch, empty } = scratchWithEmptyRecordings('quenchz-ops-')
 const children: ChildProcess[] = []
 after(async () => {
   for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
   rmSync(scratch, { recursive: true, force: true })
 })
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+/** Serving the empty recordings, the tokens written to `tokensPath`. */
+const servingArgs = (tokensPath: string) => [
+  '--tokens-file',
+  tokensPath,
+  '--source',
+  'recordings',
+  '--recordings',
+  empty,
+]
 
-interface Running {
-  child: ChildProcess
-  url: string
-  port: number
-  /** The admin listener's URL, when --admin-port was given. */
-  admin: string | undefined
-  err: () => string
-  exited: Promise<number | null>
+/** `quenchz --port 0 ARGS`, listening (and its admin listener too, with --admin-port). */
+async function startCli(args: string[]): Promise<CliProcess> {
+  const cli = await startCliProcess(['--port', '0', ...args], scratch)
+  children.push(cli.child)
+  return cli
 }
-
-async function startCli(args: string[]): Promise<Running> {
-  const child = spawn(process.execPath, [...NODE_ARGS, '--port', '0', ...args], {
-    cwd: scratch,
-    stdio: ['ignore', 'ignore', 'pipe'],
-  })
-  children.push(child)
-  let err = ''
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)))
-  const wantsAdmin = args.includes('--admin-port')
-  return await new Promise((resolve, reject) => {
-    child.stderr?.setEncoding('utf8')
-    child.stderr?.on('data', (chunk: string) => {
-      err += chunk
-      const m = /^quenchz listening on (http:\/\/127\.0\.0\.1:(\d+)\/mcp) /m.exec(err)
-      const a = /^quenchz admin listening on (\S+) /m.exec(err)
-      if (m && (!wantsAdmin || a))
-        resolve({ child, url: m[1] as string, port: Number(m[2]), admin: a?.[1], err: () => err, exited })
-    })
-    child.once('exit', (code) => reject(new Error(`the CLI exited ${code} before listening: ${err}`)))
-  })
-}
-
-const tokensOf = (path: string) => (JSON.parse(readFileSync(path, 'utf8')) as { tokens: Record<string, string> }).tokens
 
 async function status(url: string): Promise<number> {
   const r = await fetch(url)
   await r.arrayBuffer()
   return r.status
-}
-
-/** Asks until `check` holds (a wait, bounded so a broken server fails the test instead of hanging it). */
-async function until(what: string, check: () => Promise<boolean>, tries = 600): Promise<void> {
-  for (let i = 0; i < tries; i++) {
-    if (await check().catch(() => false)) return
-    await sleep(50)
-  }
-  assert.fail(`never happened: ${what}`)
 }
 
 async function scrape(admin: string) {
@@ -100,49 +69,16 @@ async function usage(argv: string[]): Promise<{ code: number | 'serving'; err: s
   return { code, err: lines.join('\n') }
 }
 
-/** A 2026-07-28 tools/call of calendar.why, as the SDK v2 client sends it. */
+/** A 2026-07-28 tools/call of calendar.why, as the SDK v2 client sends it, with its Content-Length (raw sockets). */
 function whyRequest(token: string, id: number): { headers: Record<string, string>; body: string } {
-  const body = JSON.stringify({
-    jsonrpc: '2.0',
-    id,
-    method: 'tools/call',
-    params: {
-      name: 'calendar.why',
-      arguments: { day: '2026-04-03' },
-      _meta: {
-        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-        'io.modelcontextprotocol/clientCapabilities': {},
-      },
-    },
-  })
-  return {
-    body,
-    headers: {
-      authorization: `Bearer ${token}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2026-07-28',
-      // The 2026-07-28 SDK refuses a tools/call whose body and Mcp-Method/Mcp-Name headers disagree (400).
-      'mcp-method': 'tools/call',
-      'mcp-name': 'calendar.why',
-      'content-length': String(Buffer.byteLength(body)),
-    },
-  }
+  const { headers, body } = modernToolCall(token, id, 'calendar.why', { day: '2026-04-03' })
+  return { body, headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) } }
 }
 
 describe('the admin port', () => {
   test('--admin-port serves /metrics, /livez and /readyz; promtool accepts it; a real Prometheus scrapes it', async (t) => {
     const tokensPath = join(scratch, 'admin.json')
-    const server = await startCli([
-      '--tokens-file',
-      tokensPath,
-      '--source',
-      'recordings',
-      '--recordings',
-      empty,
-      '--admin-port',
-      '0',
-    ])
+    const server = await startCli([...servingArgs(tokensPath), '--admin-port', '0'])
     try {
       const admin = server.admin as string
       assert.match(admin, /^http:\/\/127\.0\.0\.1:\d+$/)
@@ -189,18 +125,11 @@ describe('the admin port', () => {
   })
 
   test('without --admin-port there is no admin listener; flag problems name the flag', async () => {
-    const server = await startCli([
-      '--tokens-file',
-      join(scratch, 'no-admin.json'),
-      '--source',
-      'recordings',
-      '--recordings',
-      empty,
-    ])
+    const server = await startCli(servingArgs(join(scratch, 'no-admin.json')))
     assert.doesNotMatch(server.err(), /admin listening/)
     server.child.kill('SIGTERM')
     assert.equal(await server.exited, 0)
-    const base = ['--tokens-file', 't.json', '--source', 'recordings', '--recordings', empty]
+    const base = servingArgs('t.json')
     const cases: Array<[string[], string]> = [
       [['--admin-host', '0.0.0.0'], '--admin-host needs --admin-port'],
       [['--admin-port', '65536'], '--admin-port must be an integer from 0 to 65535'],
@@ -222,30 +151,10 @@ describe('the admin port', () => {
     const port = (busy.address() as AddressInfo).port
     const tokensPath = join(scratch, 'busy.json')
     try {
-      const child = spawn(
-        process.execPath,
-        [
-          ...NODE_ARGS,
-          '--port',
-          '0',
-          '--tokens-file',
-          tokensPath,
-          '--source',
-          'recordings',
-          '--recordings',
-          empty,
-          '--admin-port',
-          String(port),
-        ],
-        { cwd: scratch, stdio: ['ignore', 'ignore', 'pipe'] },
+      const { code, err } = await runCliToExit(
+        ['--port', '0', ...servingArgs(tokensPath), '--admin-port', String(port)],
+        scratch,
       )
-      children.push(child)
-      let err = ''
-      child.stderr?.setEncoding('utf8')
-      child.stderr?.on('data', (c: string) => {
-        err += c
-      })
-      const code = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)))
       assert.equal(code, 1, err)
       assert.match(
         err,
@@ -297,12 +206,7 @@ describe('readiness follows the budget Redis', () => {
     }
     const tokensPath = join(scratch, 'redis.json')
     const server = await startCli([
-      '--tokens-file',
-      tokensPath,
-      '--source',
-      'recordings',
-      '--recordings',
-      empty,
+      ...servingArgs(tokensPath),
       '--budget-redis',
       `redis://:${password}@127.0.0.1:${port}`,
       '--budget-prefix',
@@ -346,12 +250,7 @@ describe('SIGTERM: a graceful stop', () => {
   test('a request whose body is still arriving is answered (Connection: close); /readyz 503 at once; exit 0', async () => {
     const tokensPath = join(scratch, 'slow.json')
     const server = await startCli([
-      '--tokens-file',
-      tokensPath,
-      '--source',
-      'recordings',
-      '--recordings',
-      empty,
+      ...servingArgs(tokensPath),
       '--admin-port',
       '0',
       // The drain itself is what this test is about: no serving-as-usual delay first.
@@ -396,12 +295,7 @@ describe('SIGTERM: a graceful stop', () => {
     const tokensPath = join(scratch, 'load.json')
     // One call in service at a time: the others are received and wait, unanswered, while the reserve lasts.
     const server = await startCli([
-      '--tokens-file',
-      tokensPath,
-      '--source',
-      'recordings',
-      '--recordings',
-      empty,
+      ...servingArgs(tokensPath),
       '--admin-port',
       '0',
       '--max-in-flight',

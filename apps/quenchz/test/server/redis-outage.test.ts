@@ -5,9 +5,7 @@
 // say 503 on /readyz while Redis is away, and recover by itself with the accounting exact. The budget clock is
 // frozen, so what each caller is owed only goes down and is counted exactly.
 import assert from 'node:assert/strict'
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { rmSync } from 'node:fs'
 import { after, before, describe, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Redis } from 'ioredis'
@@ -15,6 +13,9 @@ import { type CliProcess, startCliProcess } from './support/cli-process.ts'
 import { connect } from './support/clients.ts'
 import { type JwksServer, startJwksServer, TEST_ISSUER } from './support/jwks-server.ts'
 import { NO_REDIS_SERVER, type OwnRedis, ownRedis } from './support/own-redis.ts'
+import { legacyInitialize, modernToolCall } from './support/raw-mcp.ts'
+import { scratchWithEmptyRecordings } from './support/scratch.ts'
+import { until as untilTries } from './support/wait.ts'
 
 const RESOURCE = 'https://quenchz.invalid/mcp'
 const OVER_BUDGET = 'this caller has spent its share of the upstream budget'
@@ -26,10 +27,7 @@ const TIMEOUT_MS = 300
 /** A frozen Redis may cost a call the command timeout, plus scheduling on a loaded 2-core machine; never seconds. */
 const BOUND_MS = TIMEOUT_MS + 700
 
-const scratch = mkdtempSync(join(tmpdir(), 'quenchz-outage-'))
-const empty = join(scratch, 'empty-recordings')
-mkdirSync(empty, { recursive: true })
-writeFileSync(join(empty, 'index.json'), '[]')
+const { scratch, empty } = scratchWithEmptyRecordings('quenchz-outage-')
 after(() => rmSync(scratch, { recursive: true, force: true }))
 
 interface Answer {
@@ -39,36 +37,12 @@ interface Answer {
   ms: number
 }
 
-const MODERN_HEADERS = {
-  'content-type': 'application/json',
-  accept: 'application/json, text/event-stream',
-  'mcp-protocol-version': '2026-07-28',
-}
-
 /** A 2026-07-28 tools/call of calendar.why over raw HTTP (the stateless era), with how long its answer took. */
 async function modernCall(url: string, token: string, signal?: AbortSignal): Promise<Answer> {
   const started = performance.now()
   const res = await fetch(url, {
     method: 'POST',
-    headers: {
-      ...MODERN_HEADERS,
-      'mcp-method': 'tools/call',
-      'mcp-name': 'calendar.why',
-      authorization: `Bearer ${token}`,
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'tools/call',
-      params: {
-        name: 'calendar.why',
-        arguments: { day: '2026-04-03' },
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-          'io.modelcontextprotocol/clientCapabilities': {},
-        },
-      },
-    }),
+    ...modernToolCall(token, 1, 'calendar.why', { day: '2026-04-03' }),
     ...(signal !== undefined && { signal }),
   })
   const body = (await res.json()) as Answer['body']
@@ -79,16 +53,7 @@ async function modernCall(url: string, token: string, signal?: AbortSignal): Pro
 async function legacySession(url: string, token: string): Promise<(id: number) => Promise<Answer>> {
   const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }
   const auth = { authorization: `Bearer ${token}` }
-  const init = await fetch(url, {
-    method: 'POST',
-    headers: { ...headers, ...auth },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 0,
-      method: 'initialize',
-      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
-    }),
-  })
+  const init = await legacyInitialize(url, token, 0)
   assert.equal(init.status, 200)
   await init.arrayBuffer()
   const session = { ...headers, ...auth, 'mcp-session-id': init.headers.get('mcp-session-id') as string }
@@ -142,13 +107,8 @@ async function readyz(cli: CliProcess): Promise<number> {
   return r.status
 }
 
-async function until(what: string, check: () => Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 300; i++) {
-    if (await check().catch(() => false)) return
-    await sleep(50)
-  }
-  assert.fail(`never happened: ${what}`)
-}
+/** The shared wait, for at most 300 tries (15 s). */
+const until = (what: string, check: () => Promise<boolean>) => untilTries(what, check, 300)
 
 const logged = (cli: CliProcess, msg: RegExp) => cli.logs.filter((l) => msg.test(String(l.msg)))
 

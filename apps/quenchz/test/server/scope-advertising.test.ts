@@ -2,22 +2,19 @@
 // rates:read by default (--advertise-scope), and with the in-process issuer they stay exactly the seed's. Plus the
 // JWKS refetch flags. The flow a standard client runs on these is authorization-server.test.ts.
 import assert from 'node:assert/strict'
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { rmSync } from 'node:fs'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, test } from 'node:test'
 import { exportJWK, generateKeyPair } from 'jose'
 import { servePlan } from '../../src/server/cli-options.ts'
 import { type CliProcess, startCliProcess } from './support/cli-process.ts'
+import { scratchWithEmptyRecordings } from './support/scratch.ts'
 
 const SEED_CHALLENGE =
   'Bearer error="invalid_token", error_description="Authentication required", resource_metadata="https://quenchz.invalid/.well-known/oauth-protected-resource/mcp"'
-const scratch = mkdtempSync(join(tmpdir(), 'quenchz-scopes-'))
-const empty = join(scratch, 'empty-recordings')
-mkdirSync(empty, { recursive: true })
-writeFileSync(join(empty, 'index.json'), '[]')
+const { scratch, empty } = scratchWithEmptyRecordings('quenchz-scopes-')
 after(async () => {
   for (const cli of started) await cli.stop()
   rmSync(scratch, { recursive: true, force: true })

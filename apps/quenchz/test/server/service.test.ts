@@ -1,57 +1,35 @@
 // quenchz as a service people run, through its real CLI process: renewed tokens without a restart, the hosts it
 // answers for, one log line per call (never a token), and nothing left behind when it is stopped.
 import assert from 'node:assert/strict'
-import { type ChildProcess, spawn } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import type { ChildProcess } from 'node:child_process'
+import { existsSync, rmSync, statSync } from 'node:fs'
 import { request } from 'node:http'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, test } from 'node:test'
-import { fileURLToPath } from 'node:url'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { manualClock, RedisBudgetStore } from '@tollgate/gate'
 import { probeRedis, type RedisProbe } from '@tollgate/test-support'
 import { main } from '../../src/cli.ts'
 import { quenchzBudget } from '../../src/server/start-quenchz.ts'
+import { type CliProcess, startCliProcess, tokensOf } from './support/cli-process.ts'
 import { connect, firstText } from './support/clients.ts'
+import { scratchWithEmptyRecordings } from './support/scratch.ts'
 
-const RUN_CLI = fileURLToPath(new URL('./support/run-cli.ts', import.meta.url))
-const NODE_ARGS = ['--conditions=@tollgate/source', '--import', import.meta.resolve('tsx'), RUN_CLI]
-const scratch = mkdtempSync(join(tmpdir(), 'quenchz-service-'))
-const empty = join(scratch, 'empty-recordings')
-mkdirSync(empty, { recursive: true })
-writeFileSync(join(empty, 'index.json'), '[]')
+const { scratch, empty } = scratchWithEmptyRecordings('quenchz-service-')
 const children: ChildProcess[] = []
 after(async () => {
   for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
   rmSync(scratch, { recursive: true, force: true })
 })
 
-interface Running {
-  child: ChildProcess
-  url: string
-  port: number
-  /** Everything the process wrote to stderr so far. */
-  err: () => string
-  exited: Promise<number | null>
-}
-
-async function startCli(args: string[]): Promise<Running> {
-  const child = spawn(process.execPath, [...NODE_ARGS, '--port', '0', ...args], {
-    cwd: scratch,
-    stdio: ['ignore', 'ignore', 'pipe'],
-  })
-  children.push(child)
-  let err = ''
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)))
-  return await new Promise((resolve, reject) => {
-    child.stderr?.setEncoding('utf8')
-    child.stderr?.on('data', (chunk: string) => {
-      err += chunk
-      const m = /^quenchz listening on (http:\/\/127\.0\.0\.1:(\d+)\/mcp) /m.exec(err)
-      if (m) resolve({ child, url: m[1] as string, port: Number(m[2]), err: () => err, exited })
-    })
-    child.once('exit', (code) => reject(new Error(`the CLI exited ${code} before listening: ${err}`)))
-  })
+/** `quenchz --port 0` serving the empty recordings, its tokens written to `tokensPath`, with `flags`. */
+async function serve(tokensPath: string, flags: string[] = []): Promise<CliProcess> {
+  const cli = await startCliProcess(
+    ['--port', '0', '--tokens-file', tokensPath, ...flags, '--source', 'recordings', '--recordings', empty],
+    scratch,
+  )
+  children.push(cli.child)
+  return cli
 }
 
 /** A GET with a chosen Host header (fetch cannot set one). */
@@ -70,13 +48,19 @@ function getWithHost(port: number, path: string, host: string): Promise<{ status
   })
 }
 
-const tokensOf = (path: string) => (JSON.parse(readFileSync(path, 'utf8')) as { tokens: Record<string, string> }).tokens
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-
 /** The server's log lines arrive through a pipe, after the answer they describe: wait (bounded) for a line. */
-async function logged(server: Running, text: string): Promise<void> {
+async function logged(server: CliProcess, text: string): Promise<void> {
   for (let i = 0; i < 200 && !server.err().includes(text); i++) await sleep(10)
 }
+
+/** The `call` and `call refused` lines logged so far, in order. */
+const callLines = (server: CliProcess) =>
+  server
+    .err()
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+    .filter((l) => l.msg === 'call' || l.msg === 'call refused')
 
 async function remint(path: string, extra: string[] = []) {
   const lines: string[] = []
@@ -87,16 +71,7 @@ async function remint(path: string, extra: string[] = []) {
 describe('tokens: a documented lifetime, renewed without a restart', () => {
   test('an expired token is the same 401, logged at warn with its reason only; `quenchz tokens` mints ones that work', async () => {
     const path = join(scratch, 'short.json')
-    const server = await startCli([
-      '--tokens-file',
-      path,
-      '--token-lifetime',
-      '1',
-      '--source',
-      'recordings',
-      '--recordings',
-      empty,
-    ])
+    const server = await serve(path, ['--token-lifetime', '1'])
     const key = `${path}.key.json`
     assert.equal(statSync(key).mode & 0o777, 0o600, 'the key beside the tokens file is owner-only')
     const old = tokensOf(path).quietForThisResource as string
@@ -154,14 +129,7 @@ describe('tokens: a documented lifetime, renewed without a restart', () => {
 
 describe('the hosts it answers for', () => {
   test('a loopback bind answers localhost and 127.0.0.1 with any port; a foreign Host gets 421', async () => {
-    const server = await startCli([
-      '--tokens-file',
-      join(scratch, 'hosts.json'),
-      '--source',
-      'recordings',
-      '--recordings',
-      empty,
-    ])
+    const server = await serve(join(scratch, 'hosts.json'))
     const path = '/.well-known/oauth-protected-resource/mcp'
     for (const host of [`localhost:${server.port}`, `127.0.0.1:${server.port}`, 'localhost', 'LOCALHOST']) {
       assert.equal((await getWithHost(server.port, path, host)).status, 200, host)
@@ -173,17 +141,11 @@ describe('the hosts it answers for', () => {
 
   test('--public-url sets the resource, the metadata and the tokens’ aud, and its Host; --allowed-host adds one', async () => {
     const path = join(scratch, 'public.json')
-    const server = await startCli([
-      '--tokens-file',
-      path,
+    const server = await serve(path, [
       '--public-url',
       'https://rates.example.test/mcp',
       '--allowed-host',
       'gateway.internal',
-      '--source',
-      'recordings',
-      '--recordings',
-      empty,
     ])
     assert.match(server.err(), /listening on \S+ as https:\/\/rates\.example\.test\/mcp /)
     const metadata = await getWithHost(server.port, '/.well-known/oauth-protected-resource/mcp', 'rates.example.test')
@@ -212,19 +174,14 @@ describe('the hosts it answers for', () => {
 describe('logs', () => {
   test('one info line per served call with caller, tool, outcome and duration; refusals at warn; no token or argument', async () => {
     const path = join(scratch, 'logs.json')
-    const server = await startCli(['--tokens-file', path, '--source', 'recordings', '--recordings', empty])
+    const server = await serve(path)
     const tokens = tokensOf(path)
     const client = await connect('v2-modern', server.url, tokens.quietForThisResource as string)
     await client.callTool('calendar.why', { day: '2026-04-03' })
     await client.callTool('series.cataloguz', { secretish: 'argument-value-7f3a' })
     await client.close()
     await logged(server, '"call refused"')
-    const lines = server
-      .err()
-      .split('\n')
-      .filter((l) => l.startsWith('{'))
-      .map((l) => JSON.parse(l) as Record<string, unknown>)
-    const calls = lines.filter((l) => l.msg === 'call' || l.msg === 'call refused')
+    const calls = callLines(server)
     assert.equal(calls.length, 2, server.err())
     assert.deepEqual(
       { ...calls[0], time: 0, ms: 0 },
@@ -259,15 +216,6 @@ describe('logs: the budget left after each call, from the store that spent it', 
   after(async () => {
     await probe?.cleanup()
   })
-  /** The `call` and `call refused` lines logged so far, in order. */
-  const callLines = (server: Running) =>
-    server
-      .err()
-      .split('\n')
-      .filter((l) => l.startsWith('{'))
-      .map((l) => JSON.parse(l) as Record<string, unknown>)
-      .filter((l) => l.msg === 'call' || l.msg === 'call refused')
-
   for (const store of ['memory', 'redis'] as const) {
     test(`${store} store: every call line names the caller's reserve and the shared spare left after its charge`, async (t) => {
       const extra: string[] = []
@@ -285,17 +233,7 @@ describe('logs: the budget left after each call, from the store that spent it', 
       }
       const spentElsewhere = store === 'redis' ? 3 : 0
       const path = join(scratch, `left-${store}.json`)
-      const server = await startCli([
-        '--tokens-file',
-        path,
-        '--budget-clock',
-        'frozen',
-        '--source',
-        'recordings',
-        '--recordings',
-        empty,
-        ...extra,
-      ])
+      const server = await serve(path, ['--budget-clock', 'frozen', ...extra])
       const tokens = tokensOf(path)
       const quiet = await connect('v2-modern', server.url, tokens.quietForThisResource as string)
       const greedy = await connect('v1', server.url, tokens.greedyForThisResource as string)

@@ -16,6 +16,7 @@ import {
 import { createRatesTools, openSource, type RatesSource } from '../../src/rates/index.ts'
 import { quenchzBudget, type RunningQuenchz, startQuenchz } from '../../src/server/start-quenchz.ts'
 import { type AnyClient, CLIENT_PATHS, type ClientPath, connect, type ToolResult } from './support/clients.ts'
+import { modernToolCall } from './support/raw-mcp.ts'
 import { HISTORY_ZIP, NO_HISTORY } from './support/shared.ts'
 
 const ISSUER = 'https://issuer.quenchz.invalid'
@@ -167,27 +168,7 @@ describe('settled answers through the gate fast path', { skip: NO_HISTORY }, () 
       const token = await issuer.mint({ subject: 'agent-alpha', scopes: ['rates:read'] })
       const response = await fetch(server.url, {
         method: 'POST',
-        headers: {
-          authorization: `Bearer ${token}`,
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'mcp-protocol-version': '2026-07-28',
-          'mcp-method': 'tools/call',
-          'mcp-name': 'rates.window',
-        },
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id: 'x-1',
-          method: 'tools/call',
-          params: {
-            name: 'rates.window',
-            arguments: MONTH,
-            _meta: {
-              'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-              'io.modelcontextprotocol/clientCapabilities': {},
-            },
-          },
-        }),
+        ...modernToolCall(token, 'x-1', 'rates.window', MONTH),
       })
       return {
         status: response.status,
