@@ -50,8 +50,8 @@ const APP = fileURLToPath(new URL('..', import.meta.url))
 // alternated with the others in the same rounds (a before/after comparison on the same minutes of the machine).
 // BENCH_ADMIN=1 adds provider-pc-admin: provider-pc with its admin port on (metrics counted on every call, scraped
 // once a round as Prometheus would), alternated with provider-pc in the same rounds: what metrics cost (issue 25: at
-// most 3% of calls/s by the median). process-crash, so that fsync does not hide a CPU cost. BENCH_ADMIN=only runs
-// just those two.
+// most 3% of calls/s by the median). process-crash, so that fsync does not hide a CPU cost. BENCH_ADMIN=only and
+// BENCH_ADMIN=paired run just those two (see KINDS).
 type Kind =
   | 'provider'
   | 'provider-pc'
