@@ -309,7 +309,7 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 /** Checks the values of the serving command. `cwd` resolves relative paths; `env` locates the cache. */
 export function servePlan(values: Values, cwd: string, env: NodeJS.ProcessEnv): ServePlan | UsageProblem {
   const str = (name: string) => values[name] as string | undefined
-  const port = integerFlag('port', str('port'), DEFAULT_PORT, 0, 65535)
+  const port = integerFlag(values, 'port', DEFAULT_PORT, 0, 65535)
   if (typeof port !== 'number') return port
   const host = str('host') ?? '127.0.0.1'
   if (host === '' || /[\s/]/.test(host)) return { problem: '--host must be an address to bind, such as 127.0.0.1' }
@@ -328,13 +328,7 @@ export function servePlan(values: Values, cwd: string, env: NodeJS.ProcessEnv): 
     return { problem: '--tokens-file is not used with --jwks-url: tokens come from that issuer and none are minted' }
   if (mode.kind === 'in-process' && tokensFile === undefined)
     return { problem: '--tokens-file is required (or --jwks-url and --issuer)' }
-  const lifetime = integerFlag(
-    'token-lifetime',
-    str('token-lifetime'),
-    DEFAULT_TOKEN_LIFETIME_SECONDS,
-    1,
-    MAX_TOKEN_LIFETIME_SECONDS,
-  )
+  const lifetime = integerFlag(values, 'token-lifetime', DEFAULT_TOKEN_LIFETIME_SECONDS, 1, MAX_TOKEN_LIFETIME_SECONDS)
   if (typeof lifetime !== 'number') return lifetime
   if (mode.kind === 'jwks' && str('token-lifetime') !== undefined)
     return { problem: '--token-lifetime is not used with --jwks-url: that issuer decides lifetimes' }
@@ -357,39 +351,32 @@ export function servePlan(values: Values, cwd: string, env: NodeJS.ProcessEnv): 
   for (const flag of ['budget-redis-timeout-ms', 'budget-state-lost']) {
     if (redis === undefined && values[flag] !== undefined) return { problem: `--${flag} needs --budget-redis` }
   }
-  const redisTimeoutMs = integerFlag(
-    'budget-redis-timeout-ms',
-    str('budget-redis-timeout-ms'),
-    DEFAULT_COMMAND_TIMEOUT_MS,
-    10,
-    60_000,
-  )
+  const redisTimeoutMs = integerFlag(values, 'budget-redis-timeout-ms', DEFAULT_COMMAND_TIMEOUT_MS, 10, 60_000)
   if (typeof redisTimeoutMs !== 'number') return redisTimeoutMs
   const onLostState = str('budget-state-lost') ?? 'reseed'
   if (onLostState !== 'reseed' && onLostState !== 'refuse')
     return { problem: '--budget-state-lost must be reseed or refuse' }
-  const maxInFlight = integerFlag('max-in-flight', str('max-in-flight'), DEFAULT_MAX_IN_FLIGHT, 1, 1024)
+  const maxInFlight = integerFlag(values, 'max-in-flight', DEFAULT_MAX_IN_FLIGHT, 1, 1024)
   if (typeof maxInFlight !== 'number') return maxInFlight
-  const maxWaiting = integerFlag('max-waiting', str('max-waiting'), DEFAULT_MAX_WAITING, 1, 65_536)
+  const maxWaiting = integerFlag(values, 'max-waiting', DEFAULT_MAX_WAITING, 1, 65_536)
   if (typeof maxWaiting !== 'number') return maxWaiting
-  const adminPort =
-    str('admin-port') === undefined ? undefined : integerFlag('admin-port', str('admin-port'), 0, 0, 65535)
-  if (adminPort !== undefined && typeof adminPort !== 'number') return adminPort
+  const adminPort = optionalInteger(values, 'admin-port', 0, 65535)
+  if (typeof adminPort === 'object') return adminPort
   const adminHost = str('admin-host')
   if (adminHost !== undefined && adminPort === undefined) return { problem: '--admin-host needs --admin-port' }
   if (adminHost !== undefined && (adminHost === '' || /[\s/]/.test(adminHost)))
     return { problem: '--admin-host must be an address to bind, such as 127.0.0.1' }
   const shutdownTimeoutMs = integerFlag(
+    values,
     'shutdown-timeout-ms',
-    str('shutdown-timeout-ms'),
     DEFAULT_SHUTDOWN_TIMEOUT_MS,
     0,
     MAX_SHUTDOWN_TIMEOUT_MS,
   )
   if (typeof shutdownTimeoutMs !== 'number') return shutdownTimeoutMs
   const shutdownDelayMs = integerFlag(
+    values,
     'shutdown-delay-ms',
-    str('shutdown-delay-ms'),
     DEFAULT_SHUTDOWN_DELAY_MS,
     0,
     MAX_SHUTDOWN_TIMEOUT_MS,
@@ -453,21 +440,9 @@ function jwksOptions(
       advertisedScopes = [...new Set(scopes)]
     }
   }
-  const cooldown = integerFlag(
-    'jwks-cooldown',
-    values['jwks-cooldown'] as string | undefined,
-    DEFAULT_JWKS_COOLDOWN_SECONDS,
-    0,
-    3600,
-  )
+  const cooldown = integerFlag(values, 'jwks-cooldown', DEFAULT_JWKS_COOLDOWN_SECONDS, 0, 3600)
   if (typeof cooldown !== 'number') return cooldown
-  const maxAge = integerFlag(
-    'jwks-max-age',
-    values['jwks-max-age'] as string | undefined,
-    DEFAULT_JWKS_MAX_AGE_SECONDS,
-    1,
-    86_400,
-  )
+  const maxAge = integerFlag(values, 'jwks-max-age', DEFAULT_JWKS_MAX_AGE_SECONDS, 1, 86_400)
   if (typeof maxAge !== 'number') return maxAge
   return { advertisedScopes, cooldownMs: cooldown * 1000, maxAgeMs: maxAge * 1000 }
 }
@@ -486,11 +461,11 @@ function openBudgetPolicy(values: Values, mode: TokenMode, cwd: string): BudgetP
     return undefined
   }
   const max = 1_000_000_000
-  const reserve = optionalInteger('caller-reserve', values['caller-reserve'] as string | undefined, 0, max)
+  const reserve = optionalInteger(values, 'caller-reserve', 0, max)
   if (typeof reserve === 'object') return reserve
-  const pool = optionalInteger('budget-pool', values['budget-pool'] as string | undefined, 0, max)
+  const pool = optionalInteger(values, 'budget-pool', 0, max)
   if (typeof pool === 'object') return pool
-  const window = optionalInteger('budget-window', values['budget-window'] as string | undefined, 1, 86_400)
+  const window = optionalInteger(values, 'budget-window', 1, 86_400)
   if (typeof window === 'object') return window
   const path = values['budget-policy'] as string | undefined
   let fromFile: Record<string, unknown> = {}
@@ -516,13 +491,9 @@ function openBudgetPolicy(values: Values, mode: TokenMode, cwd: string): BudgetP
   }
 }
 
-function optionalInteger(
-  name: string,
-  raw: string | undefined,
-  min: number,
-  max: number,
-): number | UsageProblem | undefined {
-  return raw === undefined ? undefined : integerFlag(name, raw, 0, min, max)
+/** integerFlag, undefined when the flag is absent. */
+function optionalInteger(values: Values, name: string, min: number, max: number): number | UsageProblem | undefined {
+  return values[name] === undefined ? undefined : integerFlag(values, name, 0, min, max)
 }
 
 /** The policy file as a JSON object, or a one-line reason naming neither the path's contents nor its values. */
@@ -546,14 +517,15 @@ function readPolicyFile(file: string): Record<string, unknown> | string {
   return value as Record<string, unknown>
 }
 
-/** An integer flag within bounds; the problem names the flag and the range, never the value. */
+/** An integer flag within bounds, `fallback` when absent; the problem names the flag and the range, never the value. */
 export function integerFlag(
+  values: Values,
   name: string,
-  raw: string | undefined,
   fallback: number,
   min: number,
   max: number,
 ): number | UsageProblem {
+  const raw = values[name] as string | undefined
   if (raw === undefined) return fallback
   const n = /^\d{1,10}$/.test(raw) ? Number(raw) : Number.NaN
   if (!Number.isSafeInteger(n) || n < min || n > max)
