@@ -177,13 +177,11 @@ export function createGate(options: GateOptions): Gate {
    */
   function sdkLeg<T>(res: ServerResponse, run: () => Promise<T>): Promise<T> {
     const scope = scopeOf(res)
-    const writeHead = res.writeHead
+    const writeHead = res.writeHead as (...a: unknown[]) => ServerResponse
     res.writeHead = function (this: ServerResponse, status: number, ...rest: unknown[]) {
-      if (scope.budgetUnavailable && status === 200) {
-        this.setHeader('retry-after', String(BUDGET_UNAVAILABLE_RETRY_AFTER_SECONDS))
-        return (writeHead as (...a: unknown[]) => ServerResponse).call(this, 503, ...rest)
-      }
-      return (writeHead as (...a: unknown[]) => ServerResponse).call(this, status, ...rest)
+      if (!scope.budgetUnavailable || status !== 200) return writeHead.call(this, status, ...rest)
+      this.setHeader('retry-after', String(BUDGET_UNAVAILABLE_RETRY_AFTER_SECONDS))
+      return writeHead.call(this, 503, ...rest)
     } as typeof res.writeHead
     return callScope.run(scope, run)
   }

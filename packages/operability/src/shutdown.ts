@@ -30,7 +30,7 @@ export interface ShutdownReport {
   forced: boolean
 }
 
-function checkDeadline(ms: number, name = 'deadlineMs'): void {
+function checkWholeMs(name: 'deadlineMs' | 'delayMs', ms: number): void {
   if (!Number.isInteger(ms) || ms < 0) throw new RangeError(`${name} must be a whole number ≥ 0`)
 }
 
@@ -47,8 +47,8 @@ export class GracefulServer {
 
   /** RangeError for a deadlineMs that is not a whole number ≥ 0. */
   constructor(server: Server, options: GracefulShutdownOptions = {}) {
-    checkDeadline(options.deadlineMs ?? 10_000)
-    checkDeadline(options.delayMs ?? 0, 'delayMs')
+    checkWholeMs('deadlineMs', options.deadlineMs ?? 10_000)
+    checkWholeMs('delayMs', options.delayMs ?? 0)
     this.#server = server
     this.#options = options
     const listeners = server.listeners('request') as RequestListener[]
@@ -87,9 +87,9 @@ export class GracefulServer {
    */
   close(options: { deadlineMs?: number; delayMs?: number } = {}): Promise<ShutdownReport> {
     const deadlineMs = options.deadlineMs ?? this.#options.deadlineMs ?? 10_000
-    checkDeadline(deadlineMs)
+    checkWholeMs('deadlineMs', deadlineMs)
     const delayMs = options.delayMs ?? this.#options.delayMs ?? 0
-    checkDeadline(delayMs, 'delayMs')
+    checkWholeMs('delayMs', delayMs)
     this.#options.health?.setDraining()
     this.#closing ??=
       delayMs === 0

@@ -76,8 +76,9 @@ export interface RunningQuenchz {
   /** The listening node:http server (for measurement: its `request` events). */
   server: Server
   /**
-   * Graceful: /readyz 503 at once, stop accepting, answer every request already received (later requests on open
-   * connections get `Connection: close`), destroy what is left at the deadline, then close the gate. Idempotent.
+   * Graceful: /readyz 503 at once, go on serving as usual for `delayMs` (default 0: the time a balancer takes to see
+   * it), then stop accepting, answer every request already received (later requests on open connections get
+   * `Connection: close`), destroy what is left at the deadline, then close the gate. Idempotent.
    */
   shutdown(options?: { deadlineMs?: number; delayMs?: number }): Promise<ShutdownReport>
   /** At once: open connections are cut. */
