@@ -9,6 +9,7 @@ export type EndpointErrorCode =
   | 'ERR_MCP_ENDPOINT_BODY_ABORTED'
   | 'ERR_MCP_ENDPOINT_BUSY'
   | 'ERR_MCP_ENDPOINT_SESSION_STORE'
+  | 'ERR_MCP_ENDPOINT_TLS'
 
 /** Base class of every error the endpoint throws or reports. Switch on `code`, never on the message. */
 export class EndpointError extends Error {
@@ -31,5 +32,17 @@ export class EndpointConfigError extends EndpointError {
 export class SessionStoreError extends EndpointError {
   constructor(options?: { cause?: unknown }) {
     super('ERR_MCP_ENDPOINT_SESSION_STORE', 'the session store is unavailable', options)
+  }
+}
+
+/**
+ * A certificate and key that cannot serve TLS: unreadable, not PEM, or a key that does not match the certificate.
+ * `which` names the part at fault; the message never quotes a byte of either.
+ */
+export class TlsCredentialsError extends EndpointError {
+  readonly which: 'cert' | 'key' | 'pair'
+  constructor(which: 'cert' | 'key' | 'pair', message: string, options?: { cause?: unknown }) {
+    super('ERR_MCP_ENDPOINT_TLS', message, options)
+    this.which = which
   }
 }

@@ -18,6 +18,7 @@ export {
   EndpointError,
   type EndpointErrorCode,
   SessionStoreError,
+  TlsCredentialsError,
 } from './errors.js'
 export {
   allowListFor,
@@ -37,6 +38,7 @@ export {
 } from './server-limits.js'
 export { ownerHash, SessionIds } from './session-id.js'
 export { MemorySessionStore, type SessionCaps, type SessionStore } from './session-store.js'
+export { checkTlsCredentials, readTlsFiles, replaceTlsCredentials, type TlsCredentials } from './tls.js'
 export {
   legacyToolCall,
   MODERN_PROTOCOL_VERSION,

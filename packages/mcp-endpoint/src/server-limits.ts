@@ -1,7 +1,9 @@
 // Connection-level limits for the node:http server in front of the endpoint: Node's own defaults let one slow
 // client hold a connection for 300 s and accept any number of connections.
 import { createServer, type RequestListener, type Server, type ServerOptions } from 'node:http'
+import { createServer as createHttpsServer } from 'node:https'
 import { EndpointConfigError } from './errors.js'
+import { checkTlsCredentials, type TlsCredentials } from './tls.js'
 
 export interface ConnectionLimits {
   /** All request headers must arrive within this many ms. Default 10 000 (Node: 60 000). */
@@ -43,8 +45,17 @@ export function resolveConnectionLimits(limits: ConnectionLimits = {}): Resolved
   }
 }
 
-/** A node:http server with {@link ConnectionLimits} applied (throws EndpointConfigError on a bad limit). */
-export function createLimitedServer(listener: RequestListener, limits: ConnectionLimits = {}): Server {
+/**
+ * A node:http server with {@link ConnectionLimits} applied (throws EndpointConfigError on a bad limit); with `tls`,
+ * a node:https server with the same limits (throws TlsCredentialsError on a pair that cannot serve; see
+ * replaceTlsCredentials to swap it while serving). Both are typed as node:http's Server: https.Server runs the same
+ * HTTP machinery over TLS sockets, so every http.Server member callers use is there.
+ */
+export function createLimitedServer(
+  listener: RequestListener,
+  limits: ConnectionLimits = {},
+  tls?: TlsCredentials,
+): Server {
   const l = resolveConnectionLimits(limits)
   const options: ServerOptions = {
     headersTimeout: l.headersTimeoutMs,
@@ -53,7 +64,12 @@ export function createLimitedServer(listener: RequestListener, limits: Connectio
     // Node checks the two timeouts above on this interval (default 30 s): check often enough to honour them.
     connectionsCheckingInterval: Math.min(1_000, l.headersTimeoutMs),
   }
-  const server = createServer(options, listener)
+  let server: Server
+  if (tls === undefined) server = createServer(options, listener)
+  else {
+    checkTlsCredentials(tls)
+    server = createHttpsServer({ ...options, cert: tls.cert, key: tls.key }, listener) as unknown as Server
+  }
   server.maxRequestsPerSocket = l.maxRequestsPerSocket
   server.maxConnections = l.maxConnections
   return server

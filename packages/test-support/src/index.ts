@@ -16,3 +16,4 @@ export {
 } from './prometheus.js'
 export { probeRedis, type RedisProbe } from './redis.js'
 export { findSharedData, REPO_ROOT, type SharedData, sharedDir } from './shared-data.js'
+export { makeTestCertificateAuthority, type TestCertificate, type TestCertificateAuthority } from './tls.js'
