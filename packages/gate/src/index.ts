@@ -25,6 +25,7 @@ export {
 } from './budget/fair-budget.js'
 export {
   type BudgetStoreEvent,
+  budgetClusterOptions,
   budgetRedisOptions,
   DEFAULT_COMMAND_TIMEOUT_MS,
   DEFAULT_CONNECT_TIMEOUT_MS,
@@ -64,7 +65,7 @@ export {
 } from './host-allow-list.js'
 export { createGate, type Gate, type GateEvent, type GateOptions } from './http-gate.js'
 export { createInProcessIssuer, type InProcessIssuer, type MintOptions } from './in-process-issuer.js'
-export { RemoteKeySet, type RemoteKeySetOptions } from './remote-key-set.js'
+export { type KeySetFetchOutcome, RemoteKeySet, type RemoteKeySetOptions } from './remote-key-set.js'
 export {
   advertisedScopeList,
   bearerChallenge,

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
-import type { Redis, RedisOptions } from 'ioredis'
-import { BudgetStoreError } from '../errors.js'
+import type { Cluster, ClusterOptions, Redis, RedisOptions } from 'ioredis'
+import { BudgetStoreError, GateConfigError } from '../errors.js'
 import type { BudgetStore, FairPlan, FairTaken, NaivePlan, NaiveTaken, OpenFairPlan, ReserveShare } from './store.js'
 
 // Same arithmetic as MemoryBudgetStore, in one Lua script so the read-refill-take-write is atomic across replicas.
@@ -159,7 +159,10 @@ export type BudgetStoreEvent =
 
 /** Options of RedisBudgetStore. */
 export interface RedisBudgetStoreOptions {
-  /** Key prefix; default `tollgate:budget:`. The epoch key is `<prefix>epoch`. */
+  /**
+   * Key prefix; default `tollgate:budget:`. The epoch key is `<prefix>epoch`. On a Redis Cluster the prefix may not
+   * hold `{` or `}` (the store adds the hash tags itself), and each budget has an epoch key of its own.
+   */
   prefix?: string
   /**
    * How long state of a budget on a clock that is not real time stays after its last use, ms; default one day. An
@@ -196,32 +199,61 @@ export function budgetRedisOptions(
   }
 }
 
+/**
+ * ioredis Cluster options for a budget's connection, the Cluster's counterpart of {@link budgetRedisOptions}: each
+ * node's connection gets those options, nothing waits in an offline queue, and a command whose node went away or
+ * whose cluster is down fails at once instead of being retried after a delay (a call it was charging is refused
+ * with 503; a retry could outlive its caller). Redirections (MOVED, ASK), which mean the command did not run, are
+ * still followed.
+ */
+export function budgetClusterOptions(
+  options: { connectTimeoutMs?: number; commandTimeoutMs?: number } = {},
+): ClusterOptions {
+  return {
+    redisOptions: budgetRedisOptions(options),
+    enableOfflineQueue: false,
+    retryDelayOnFailover: 0,
+    retryDelayOnClusterDown: 0,
+    clusterRetryStrategy: (times: number) => Math.min(times * 100, 1000),
+  }
+}
+
 /** Default Redis connect timeout of a budget's connection, ms. */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 1000
 /** Default Redis command timeout of a budget's connection, ms: the most a frozen Redis costs a caller. */
 export const DEFAULT_COMMAND_TIMEOUT_MS = 500
 
 /**
- * A budget store in Redis, for several replicas sharing one budget. Keys are `<prefix><kind>:<plan.key>…`. Every
- * replica must use the same clock (epoch seconds: `wallClock`). A Redis failure rejects with BudgetStoreError and
- * admits nothing. Give the client {@link budgetRedisOptions} so an outage is refused fast.
+ * A budget store in Redis, for several replicas sharing one budget: one Redis (a URL, or a Sentinel-watched master)
+ * or a Redis Cluster. Keys are `<prefix><kind>:<plan.key>…` beside one epoch key `<prefix>epoch`; on a Cluster they
+ * are `<prefix>{<kind>:<plan.key>}…` with an epoch key per budget (`<prefix>{<kind>:<plan.key>}:epoch`), so that
+ * every key a charge's script touches hashes to one slot and the charge stays one atomic step (each budget lives on
+ * one shard; several budgets spread over the shards). Every replica must use the same clock (epoch seconds:
+ * `wallClock`). A Redis failure rejects with BudgetStoreError and admits nothing. Give the client
+ * {@link budgetRedisOptions} (a Cluster {@link budgetClusterOptions}) so an outage is refused fast.
  */
 export class RedisBudgetStore implements BudgetStore {
-  readonly #redis: Redis
+  readonly #redis: Redis | Cluster
+  readonly #cluster: boolean
   readonly #prefix: string
   readonly #ttlMs: number
   readonly #onLost: 'reseed' | 'refuse'
   readonly #emit: (event: BudgetStoreEvent) => void
-  #epoch = ''
+  /** The epoch this replica last saw, by epoch key (one key on one Redis; one per budget on a Cluster). */
+  readonly #epochs = new Map<string, string>()
   #down = false
-  #lostReported = false
+  /** Epoch keys whose loss was reported ('refusing'), so it is said once per loss. */
+  readonly #lostReported = new Set<string>()
   /** Redis's clock minus performance.now(), ms, measured with TIME; undefined until measured. */
   #offsetMs: number | undefined
   #measuredAt = Number.NEGATIVE_INFINITY
 
-  constructor(redis: Redis, options: RedisBudgetStoreOptions = {}) {
+  constructor(redis: Redis | Cluster, options: RedisBudgetStoreOptions = {}) {
     this.#redis = redis
+    this.#cluster = redis.isCluster
     this.#prefix = options.prefix ?? 'tollgate:budget:'
+    if (this.#cluster && /[{}]/.test(this.#prefix))
+      throw new GateConfigError('on a Redis Cluster the budget key prefix may not hold { or }')
     this.#ttlMs = options.ttlMs ?? 86_400_000
     this.#onLost = options.onLostState ?? 'reseed'
     this.#emit = options.onEvent ?? (() => {})
@@ -232,14 +264,24 @@ export class RedisBudgetStore implements BudgetStore {
    * Call it at start (quenchz does); without it the first charge does it.
    */
   async open(): Promise<void> {
-    const key = `${this.#prefix}epoch`
-    try {
-      await this.#redis.set(key, randomUUID(), 'NX')
-      this.#epoch = (await this.#redis.get(key)) ?? ''
-    } catch (error) {
-      throw new BudgetStoreError({ cause: error })
+    // On a Cluster each budget's epoch key is written by its first charge (the budgets are not known here).
+    if (!this.#cluster) {
+      const key = `${this.#prefix}epoch`
+      try {
+        await this.#redis.set(key, randomUUID(), 'NX')
+        this.#epochs.set(key, (await this.#redis.get(key)) ?? '')
+      } catch (error) {
+        throw new BudgetStoreError({ cause: error })
+      }
     }
     await this.#measureClock()
+  }
+
+  /** Where a budget's keys start, and its epoch key (see the class's doc). */
+  #keys(kind: 'fair' | 'naive' | 'open', key: string): { base: string; epoch: string } {
+    if (!this.#cluster) return { base: `${this.#prefix}${kind}:${key}`, epoch: `${this.#prefix}epoch` }
+    const base = `${this.#prefix}{${kind}:${key}}`
+    return { base, epoch: `${base}:epoch` }
   }
 
   async takeFair(plan: FairPlan, caller: string, now: number): Promise<FairTaken> {
@@ -253,43 +295,48 @@ export class RedisBudgetStore implements BudgetStore {
       this.#ttlMs,
       ...plan.callers,
     ]
-    const [code, reserve, spare] = await this.#run(FAIR_SCRIPT, [`${this.#prefix}fair:${plan.key}`], args.map(String))
+    const { base, epoch } = this.#keys('fair', plan.key)
+    const [code, reserve, spare] = await this.#run(FAIR_SCRIPT, epoch, [base], args.map(String))
     const from = code === '1' ? 'reserve' : code === '2' ? 'spare' : 'spent'
     return { from, reserve: Number(reserve), spare: Number(spare) }
   }
 
   async takeNaive(plan: NaivePlan, now: number): Promise<NaiveTaken> {
+    const { base, epoch } = this.#keys('naive', plan.key)
     const [code, level] = await this.#run(
       NAIVE_SCRIPT,
-      [`${this.#prefix}naive:${plan.key}`],
+      epoch,
+      [base],
       [now, plan.capacity, plan.rate, this.#ttlMs].map(String),
     )
     return { admitted: code === '1', level: Number(level) }
   }
 
   async takeOpen(plan: OpenFairPlan, caller: string, reserve: ReserveShare, now: number): Promise<FairTaken> {
-    const base = `${this.#prefix}open:${plan.key}:`
+    const { base, epoch } = this.#keys('open', plan.key)
     const [code, mine, pool] = await this.#run(
       OPEN_SCRIPT,
-      [`${base}c:${caller}`, `${base}pool`],
+      epoch,
+      [`${base}:c:${caller}`, `${base}:pool`],
       [now, reserve.size, reserve.rate, plan.poolSize, plan.poolRate, plan.realTime ? 1 : 0, this.#ttlMs].map(String),
     )
     const from = code === '1' ? 'reserve' : code === '2' ? 'spare' : 'spent'
     return { from, reserve: Number(mine), spare: Number(pool) }
   }
 
-  async #run(script: string, keys: string[], args: string[]): Promise<string[]> {
+  async #run(script: string, epochKey: string, keys: string[], args: string[]): Promise<string[]> {
     if (performance.now() - this.#measuredAt > CLOCK_REMEASURE_MS) void this.#measureClock()
     const fresh = randomUUID()
+    const known = this.#epochs.get(epochKey) ?? ''
     let answer: string[]
     try {
       answer = (await this.#redis.eval(
         script,
         keys.length + 1,
-        `${this.#prefix}epoch`,
+        epochKey,
         ...keys,
         String(this.#deadline()),
-        this.#epoch,
+        known,
         fresh,
         this.#onLost,
         ...args,
@@ -309,8 +356,8 @@ export class RedisBudgetStore implements BudgetStore {
     }
     if (answer[0] === 'late') throw new BudgetStoreError({ cause: new Error('answered after its deadline') })
     if (answer[0] === 'lost') {
-      if (!this.#lostReported) {
-        this.#lostReported = true
+      if (!this.#lostReported.has(epochKey)) {
+        this.#lostReported.add(epochKey)
         this.#emit({ kind: 'state-lost', action: 'refusing' })
       }
       throw new BudgetStoreError({ cause: new Error('the budget state was lost and is not yet acknowledged') })
@@ -319,8 +366,8 @@ export class RedisBudgetStore implements BudgetStore {
     const epoch = answer[answer.length - 2] as string
     if (note === 'reseeded') this.#emit({ kind: 'state-lost', action: 'reseeded' })
     else if (note === 'changed') this.#emit({ kind: 'epoch-changed' })
-    if (epoch !== this.#epoch) this.#lostReported = false
-    this.#epoch = epoch
+    if (epoch !== known) this.#lostReported.delete(epochKey)
+    this.#epochs.set(epochKey, epoch)
     return answer
   }
 
@@ -330,7 +377,8 @@ export class RedisBudgetStore implements BudgetStore {
    * Redis's clock is known or without a command timeout.
    */
   #deadline(): number {
-    const timeout = (this.#redis.options as { commandTimeout?: number }).commandTimeout
+    const options = this.#redis.options as { commandTimeout?: number; redisOptions?: { commandTimeout?: number } }
+    const timeout = this.#cluster ? options.redisOptions?.commandTimeout : options.commandTimeout
     if (this.#offsetMs === undefined || timeout === undefined || !(timeout > 0)) return 0
     return Math.floor(performance.now() + this.#offsetMs + timeout * 0.8)
   }
