@@ -34,7 +34,13 @@ import {
   type UsageProblem,
 } from './server/cli-options.js'
 import { CALLERS, DEFAULT_PORT, ISSUER, SERVER_INFO } from './server/constants.js'
-import { connectBudgetStore, probeJwks, type SharedBudgetStore, shownUrl } from './server/deployment.js'
+import {
+  connectBudgetStore,
+  probeJwks,
+  type SharedBudgetStore,
+  shownRedisTarget,
+  shownUrl,
+} from './server/deployment.js'
 import { createQuenchzMetrics, type QuenchzMetrics } from './server/metrics.js'
 import { isInside, repositoryRoot } from './server/repository-guard.js'
 import {
@@ -418,9 +424,7 @@ function listenFailure(
 function announcement(plan: ServePlan, url: string, source: RatesSource): string {
   const extras = [
     plan.mode.kind === 'jwks' ? `, tokens: ${shownUrl(plan.mode.jwksUrl)}` : '',
-    plan.redis !== undefined
-      ? `, budget: redis ${plan.redis.hostname}:${plan.redis.port || '6379'} ${plan.prefix}`
-      : '',
+    plan.redis !== undefined ? `, budget: ${shownRedisTarget(plan.redis)} ${plan.prefix}` : '',
   ].join('')
   return `quenchz listening on ${url} as ${plan.resource} (source: ${source.kind}, budget clock: ${plan.clock}${extras})`
 }

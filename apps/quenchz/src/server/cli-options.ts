@@ -9,7 +9,7 @@ import { BudgetConfigError, type BudgetPolicy, budgetPolicy, DEFAULT_COMMAND_TIM
 import type { SourceConfig } from '../rates/index.js'
 import { ECB_EXR_BASE } from '../rates/sources/live.js'
 import { DEFAULT_ADVERTISED_SCOPES, DEFAULT_PORT, RESOURCE } from './constants.js'
-import { budgetPrefix, redisUrl, type TokenMode, tokenMode } from './deployment.js'
+import { type BudgetRedisTarget, budgetPrefix, budgetRedisTarget, type TokenMode, tokenMode } from './deployment.js'
 
 /** The budget clocks by name: `wall` refills on the wall clock (the served default), `frozen` never refills. */
 export type ClockName = 'wall' | 'monotonic' | 'frozen'
@@ -143,6 +143,21 @@ export const SERVE_FLAGS: Record<string, FlagSpec> = {
     help: 'with --jwks-url: seconds in which an empty reserve, and the empty pool, refill completely',
   },
   'budget-redis': { type: 'string', value: 'URL', help: 'keep the budget in Redis, shared by replicas' },
+  'budget-redis-sentinels': {
+    type: 'string',
+    value: 'HOST:PORT,…',
+    help: 'instead of --budget-redis: the sentinels watching the budget Redis (with --budget-redis-master); a failover promotes a replica and quenchz follows',
+  },
+  'budget-redis-master': {
+    type: 'string',
+    value: 'NAME',
+    help: 'with --budget-redis-sentinels: the name of the master set the sentinels watch',
+  },
+  'budget-redis-cluster': {
+    type: 'string',
+    value: 'HOST:PORT,…',
+    help: 'instead of --budget-redis: some nodes of a Redis Cluster holding the budget (the rest are discovered)',
+  },
   'budget-prefix': { type: 'string', value: 'PREFIX', shown: 'quenchz:budget:', help: 'key prefix in Redis' },
   'budget-redis-timeout-ms': {
     type: 'string',
@@ -288,7 +303,8 @@ export interface ServePlan {
   tokenLifetimeSeconds: number
   source: SourceConfig
   clock: ClockName
-  redis: URL | undefined
+  /** --budget-redis, or --budget-redis-sentinels and --budget-redis-master, or --budget-redis-cluster. */
+  redis: BudgetRedisTarget | undefined
   prefix: string
   /** With --jwks-url: the open fair budget's policy (every verified sub a caller); undefined: the seed's budget. */
   policy: BudgetPolicy | undefined
@@ -337,12 +353,20 @@ export function servePlan(values: Values, cwd: string, env: NodeJS.ProcessEnv): 
   const clock = str('budget-clock') ?? 'wall'
   if (clock !== 'frozen' && clock !== 'monotonic' && clock !== 'wall')
     return { problem: '--budget-clock must be wall, monotonic or frozen' }
-  const redis = str('budget-redis') === undefined ? undefined : redisUrl(str('budget-redis') as string)
+  const redis = budgetRedisTarget({
+    url: str('budget-redis'),
+    sentinels: str('budget-redis-sentinels'),
+    master: str('budget-redis-master'),
+    cluster: str('budget-redis-cluster'),
+  })
   if (typeof redis === 'string') return { problem: redis }
   if (redis === undefined && str('budget-prefix') !== undefined)
     return { problem: '--budget-prefix needs --budget-redis' }
   const prefix = budgetPrefix(str('budget-prefix'))
   if (typeof prefix !== 'string') return { problem: prefix.error }
+  // On a Cluster the stores add hash tags themselves; a brace in the prefix would change which slot a key is in.
+  if (redis?.kind === 'cluster' && /[{}]/.test(prefix))
+    return { problem: '--budget-prefix may not hold { or } with --budget-redis-cluster' }
   // Each process's monotonic clock starts at its own zero; replicas sharing state must read one clock.
   if (redis !== undefined && clock === 'monotonic')
     return { problem: '--budget-clock monotonic is per process: with --budget-redis use frozen or wall' }

@@ -2,12 +2,13 @@
 // Every message here names a location without its credentials: a URL's user, password and query never appear.
 import {
   type BudgetStoreEvent,
+  budgetClusterOptions,
   budgetRedisOptions,
   DEFAULT_COMMAND_TIMEOUT_MS,
   RedisBudgetStore,
   RedisSessionStore,
 } from '@tollgate/gate'
-import { Redis } from 'ioredis'
+import { Cluster, Redis } from 'ioredis'
 
 /** Where bearer tokens come from: the in-process issuer (mints the manifest) or a real issuer's JWKS. */
 export type TokenMode = { kind: 'in-process' } | { kind: 'jwks'; jwksUrl: URL; issuer: string }
@@ -84,6 +85,90 @@ export function redisUrl(value: string): URL | string {
   return url
 }
 
+/** One Redis node by host and port (a sentinel, or a cluster's seed node). */
+export interface RedisNode {
+  host: string
+  port: number
+}
+
+/**
+ * Where the shared budget lives: one Redis by URL (`--budget-redis`), the master a set of sentinels names
+ * (`--budget-redis-sentinels` and `--budget-redis-master`: on a failover the sentinels promote a replica and the
+ * client follows), or a Redis Cluster by some of its nodes (`--budget-redis-cluster`).
+ */
+export type BudgetRedisTarget =
+  | { kind: 'url'; url: URL }
+  | { kind: 'sentinel'; sentinels: RedisNode[]; master: string }
+  | { kind: 'cluster'; nodes: RedisNode[] }
+
+/** Most nodes in --budget-redis-sentinels or --budget-redis-cluster. */
+const MAX_REDIS_NODES = 64
+
+/**
+ * Parses the budget's Redis flags: at most one of `--budget-redis`, `--budget-redis-sentinels` (with
+ * `--budget-redis-master`) and `--budget-redis-cluster`. Undefined when none is given; a one-line usage error naming
+ * the flags (never their values) when they do not fit.
+ */
+export function budgetRedisTarget(flags: {
+  url: string | undefined
+  sentinels: string | undefined
+  master: string | undefined
+  cluster: string | undefined
+}): BudgetRedisTarget | undefined | string {
+  const given = (
+    [
+      ['--budget-redis', flags.url],
+      ['--budget-redis-sentinels', flags.sentinels],
+      ['--budget-redis-cluster', flags.cluster],
+    ] as const
+  ).filter(([, v]) => v !== undefined)
+  if (given.length > 1)
+    return `${given[0]?.[0]} and ${given[1]?.[0]} are exclusive: the budget lives in one Redis, one Sentinel-watched master or one Cluster`
+  if (flags.master !== undefined && flags.sentinels === undefined)
+    return '--budget-redis-master needs --budget-redis-sentinels'
+  if (flags.url !== undefined) {
+    const url = redisUrl(flags.url)
+    return typeof url === 'string' ? url : { kind: 'url', url }
+  }
+  if (flags.sentinels !== undefined) {
+    const sentinels = redisNodes(flags.sentinels, '--budget-redis-sentinels')
+    if (typeof sentinels === 'string') return sentinels
+    if (flags.master === undefined) return '--budget-redis-sentinels needs --budget-redis-master (the master set name)'
+    if (!/^[A-Za-z0-9._-]{1,100}$/.test(flags.master))
+      return '--budget-redis-master must be 1 to 100 letters, digits, dots, dashes or underscores'
+    return { kind: 'sentinel', sentinels, master: flags.master }
+  }
+  if (flags.cluster !== undefined) {
+    const nodes = redisNodes(flags.cluster, '--budget-redis-cluster')
+    return typeof nodes === 'string' ? nodes : { kind: 'cluster', nodes }
+  }
+  return undefined
+}
+
+/** `HOST:PORT,…` (an IPv6 host in brackets) as nodes, or a one-line usage error naming `flag`. */
+function redisNodes(value: string, flag: string): RedisNode[] | string {
+  const problem = `${flag} must be a comma-separated list of HOST:PORT (1 to ${MAX_REDIS_NODES})`
+  const parts = value.split(',')
+  if (parts.length > MAX_REDIS_NODES) return problem
+  const nodes: RedisNode[] = []
+  for (const part of parts) {
+    const m = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(part.trim())
+    const port = Number(m?.[2])
+    if (m === null || !(port >= 1 && port <= 65535)) return problem
+    nodes.push({ host: (m[1] as string).replace(/^\[|\]$/g, ''), port })
+  }
+  return nodes
+}
+
+/** The target for a log line: hosts and ports, never a password. */
+export function shownRedisTarget(target: BudgetRedisTarget): string {
+  const list = (nodes: RedisNode[]) =>
+    nodes.map((n) => (n.host.includes(':') ? `[${n.host}]:${n.port}` : `${n.host}:${n.port}`)).join(',')
+  if (target.kind === 'url') return `redis ${target.url.hostname}:${target.url.port || '6379'}`
+  if (target.kind === 'sentinel') return `redis master ${target.master} via sentinels ${list(target.sentinels)}`
+  return `redis cluster ${list(target.nodes)}`
+}
+
 /** Checks `--budget-prefix`: non-empty printable text without spaces, so it cannot collide by accident. */
 export function budgetPrefix(value: string | undefined): string | { error: string } {
   if (value === undefined) return DEFAULT_BUDGET_PREFIX
@@ -128,12 +213,26 @@ export interface BudgetStoreConnection {
  * key is written at start when Redis answers (else by the first charge), so a Redis that later comes back empty is
  * noticed. Lines name the host, never the password.
  */
-export async function connectBudgetStore(url: URL, options: BudgetStoreConnection): Promise<SharedBudgetStore> {
-  const where = `${url.hostname}:${url.port || '6379'}`
-  const redis = new Redis(url.href, {
-    lazyConnect: true,
-    ...budgetRedisOptions({ commandTimeoutMs: options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS }),
-  })
+export async function connectBudgetStore(
+  target: BudgetRedisTarget,
+  options: BudgetStoreConnection,
+): Promise<SharedBudgetStore> {
+  const where = shownRedisTarget(target).replace(/^redis /, '')
+  const timeouts = { commandTimeoutMs: options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS }
+  // Sentinel: the client asks the sentinels for the master, checks its role, and on a promotion (the sentinels'
+  // +switch-master, or the old master gone) reconnects to the new one; Cluster: the client follows the slots.
+  const redis =
+    target.kind === 'url'
+      ? new Redis(target.url.href, { lazyConnect: true, ...budgetRedisOptions(timeouts) })
+      : target.kind === 'sentinel'
+        ? new Redis({
+            sentinels: target.sentinels,
+            name: target.master,
+            failoverDetector: true,
+            lazyConnect: true,
+            ...budgetRedisOptions(timeouts),
+          })
+        : new Cluster(target.nodes, { lazyConnect: true, ...budgetClusterOptions(timeouts) })
   // One line per outage: the first error after the connection was ready (or at start), then silence until it is back.
   let reported = false
   redis.on('error', (error: Error) => {
