@@ -1,12 +1,12 @@
 // Acme's provider: merchant-provider/v1 over MCP and REST in front of Acme's billing database.
-import { type RunningProvider, type StoreOptions, startProvider } from '@tollgate/provider'
+import { type ProviderOptions, type RunningProvider, type StoreOptions, startProvider } from '@tollgate/provider'
 import { AcmeBillingPort } from './acme-billing-port.js'
 import { createBillingTables, seedBillingDemo } from './billing-db.js'
 import { openPostgres, openSqlite, type Sql } from './sql.js'
 
 export interface AcmeProviderOptions {
-  /** The signing secret the platform gave you (srmps_… in the sandbox, srmp_… in production). */
-  secret: string
+  /** The signing secret the platform gave you (srmps_… in the sandbox, srmp_… in production); two while rotating. */
+  secrets: readonly string[]
   /** PostgreSQL for both the billing tables and the provider's keys; without it, two SQLite files in dataDir. */
   databaseUrl?: string
   /** Folder of the SQLite files (default: the current folder). */
@@ -19,11 +19,16 @@ export interface AcmeProviderOptions {
   host?: string
   /** false: no logs (tests). Default: the provider's JSON log lines on stderr. */
   logger?: false
+  /** Everything else startProvider takes: publicHost, stripPrefix, tls, adminPort, sessionKey, shutdown timings … */
+  serve?: Omit<ProviderOptions, 'secrets' | 'billing' | 'store' | 'port' | 'host' | 'logger'>
 }
 
 export interface AcmeProvider {
   provider: RunningProvider
   sql: Sql
+  /** Graceful stop (SIGTERM): the provider's shutdown() — every request received is answered — then the database. */
+  shutdown(options?: { deadlineMs?: number; delayMs?: number }): ReturnType<RunningProvider['shutdown']>
+  /** Immediate stop (tests): open connections are cut. */
   close(): Promise<void>
 }
 
@@ -45,7 +50,8 @@ export async function startAcmeProvider(options: AcmeProviderOptions): Promise<A
         ? { kind: 'sqlite', file: `${dir}/acme-provider-keys.sqlite` }
         : { kind: 'postgres', connectionString: options.databaseUrl, schema: `${schema}_keys` }
     const provider = await startProvider({
-      secrets: [options.secret],
+      ...options.serve,
+      secrets: options.secrets,
       billing: new AcmeBillingPort(sql),
       store,
       ...(options.port !== undefined && { port: options.port }),
@@ -55,6 +61,11 @@ export async function startAcmeProvider(options: AcmeProviderOptions): Promise<A
     return {
       provider,
       sql,
+      async shutdown(how) {
+        const report = await provider.shutdown(how)
+        await sql.close()
+        return report
+      },
       async close() {
         await provider.close()
         await sql.close()

@@ -27,7 +27,7 @@ for (const run of runs) {
     const schema = `acme_check_${randomUUID().slice(0, 8)}`
     // Fresh demo rows for every run: the kit refunds part of PAY-77001 and cancels PLN-5001.
     const acme = await startAcmeProvider({
-      secret: SECRET,
+      secrets: [SECRET],
       dataDir: dir,
       seedDemo: true,
       logger: false,
