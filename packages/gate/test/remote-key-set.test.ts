@@ -63,15 +63,21 @@ describe('a JWKS that rotates', () => {
   const audienceWith = (keys: { cooldownMs: number; maxAgeMs: number }): Audience =>
     createAudience({ resource: RESOURCE, issuer: ISSUER, keys: { kind: 'jwks', url: jwks.url, ...keys } })
 
-  test('a key published after the last fetch is accepted on its first use, even inside the cooldown', async () => {
+  test('a key published after the last fetch is refused inside the cooldown without a fetch, and accepted on its first use once the cooldown has passed', async () => {
     await jwks.publish(first)
-    const audience = audienceWith({ cooldownMs: 1000, maxAgeMs: 600_000 })
+    const cooldownMs = 300
+    const audience = audienceWith({ cooldownMs, maxAgeMs: 600_000 })
     const before = jwks.fetches
     assert.equal((await audience.admit(bearer(await first.mint({ subject: 'alice' })))).subject, 'alice')
     assert.equal(jwks.fetches, before + 1)
-    // The issuer publishes its new key and signs with it at once, well inside quenchz's cooldown.
+    // The issuer publishes its new key and signs with it at once, inside quenchz's cooldown: the set may not be
+    // fetched again yet, so the token is refused now (as any bad token), not held for the rest of the cooldown.
     await jwks.publish(second, first)
-    assert.equal((await audience.admit(bearer(await second.mint({ subject: 'bob' })))).subject, 'bob')
+    const early = await second.mint({ subject: 'bob' })
+    await assert.rejects(audience.admit(bearer(early)), { code: 'ERR_GATE_TOKEN_INVALID' })
+    assert.equal(jwks.fetches, before + 1, 'no fetch inside the cooldown')
+    await sleep(cooldownMs + 20)
+    assert.equal((await audience.admit(bearer(early))).subject, 'bob')
     assert.equal(jwks.fetches, before + 2, 'one more fetch, for the unknown kid')
     // Both keys now verify without any further fetch.
     assert.equal((await audience.admit(bearer(await first.mint({ subject: 'carol' })))).subject, 'carol')
@@ -79,19 +85,92 @@ describe('a JWKS that rotates', () => {
     assert.equal(jwks.fetches, before + 2)
   })
 
-  test('many callers presenting the new key at once share one fetch', async () => {
+  test('many callers presenting the new key at once, once the cooldown has passed, share one fetch', async () => {
     await jwks.publish(first)
-    const audience = audienceWith({ cooldownMs: 1000, maxAgeMs: 600_000 })
+    const cooldownMs = 300
+    const audience = audienceWith({ cooldownMs, maxAgeMs: 600_000 })
     await audience.admit(bearer(await first.mint({ subject: 'alice' })))
     const before = jwks.fetches
     await jwks.publish(second, first)
     const tokens = await Promise.all(Array.from({ length: 50 }, (_, i) => second.mint({ subject: `user-${i}` })))
+    await sleep(cooldownMs + 20)
     const admitted = await Promise.all(tokens.map((t) => audience.admit(bearer(t))))
     assert.deepEqual(
       admitted.map((a) => a.subject),
       tokens.map((_, i) => `user-${i}`),
     )
     assert.equal(jwks.fetches, before + 1)
+  })
+
+  test('a flood of forged kids inside the cooldown is refused without holding a request or asking the issuer', async () => {
+    await jwks.publish(first)
+    // A cooldown far longer than the flood: were a forged token held until the set may be fetched again, the flood
+    // would only settle after it, with a fetch counted at the server; refused at once, it settles with none.
+    const cooldownMs = 10_000
+    const audience = audienceWith({ cooldownMs, maxAgeMs: 600_000 })
+    await audience.admit(bearer(await first.mint({ subject: 'alice' })))
+    const fetchesBefore = jwks.fetches
+    const forger = await generateKeyPair('ES256')
+    const forged = () =>
+      new SignJWT({ scope: 'rates:read' })
+        .setProtectedHeader({ alg: 'ES256', kid: randomUUID() })
+        .setIssuer(ISSUER)
+        .setSubject('mallory')
+        .setAudience(RESOURCE)
+        .setIssuedAt()
+        .setExpirationTime('5m')
+        .sign(forger.privateKey)
+    for (let wave = 0; wave < 5; wave++) {
+      const tokens = await Promise.all(Array.from({ length: 100 }, forged))
+      const results = await Promise.allSettled(tokens.map((t) => audience.admit(bearer(t))))
+      for (const r of results) {
+        assert.equal(r.status, 'rejected')
+        assert.equal((r.reason as { code: string }).code, 'ERR_GATE_TOKEN_INVALID')
+      }
+      assert.equal(jwks.fetches, fetchesBefore, `wave ${wave}: the issuer was not asked inside the cooldown`)
+    }
+    // The genuine key still verifies, from the held set.
+    assert.equal((await audience.admit(bearer(await first.mint({ subject: 'alice' })))).subject, 'alice')
+    assert.equal(jwks.fetches, fetchesBefore)
+  })
+
+  test('with a short cooldown, a flood mixed with a rotated-in key: one fetch per cooldown, the new key accepted on its first use after it', async () => {
+    await jwks.publish(first)
+    const cooldownMs = 300
+    const audience = audienceWith({ cooldownMs, maxAgeMs: 600_000 })
+    await audience.admit(bearer(await first.mint({ subject: 'alice' })))
+    const forger = await generateKeyPair('ES256')
+    const forged = () =>
+      new SignJWT({})
+        .setProtectedHeader({ alg: 'ES256', kid: randomUUID() })
+        .setIssuer(ISSUER)
+        .setSubject('mallory')
+        .setAudience(RESOURCE)
+        .setIssuedAt()
+        .setExpirationTime('5m')
+        .sign(forger.privateKey)
+    await jwks.publish(second, first)
+    const flood = async () => {
+      const tokens = await Promise.all(Array.from({ length: 100 }, forged))
+      const results = await Promise.allSettled(tokens.map((t) => audience.admit(bearer(t))))
+      assert.ok(
+        results.every(
+          (r) => r.status === 'rejected' && (r.reason as { code: string }).code === 'ERR_GATE_TOKEN_INVALID',
+        ),
+      )
+    }
+    const fetchesBefore = jwks.fetches
+    await flood()
+    assert.equal(jwks.fetches, fetchesBefore, 'inside the cooldown: no fetch')
+    await sleep(cooldownMs + 20)
+    // The cooldown has passed: forged tokens and the first token of the new key arrive together. One fetch serves
+    // them all: the forged are refused, the new key is accepted on its first use.
+    const genuine = await second.mint({ subject: 'bob' })
+    const [, admitted] = await Promise.all([flood(), audience.admit(bearer(genuine)), flood()])
+    assert.equal(admitted.subject, 'bob')
+    assert.equal(jwks.fetches, fetchesBefore + 1, 'one fetch for the whole cooldown')
+    await flood()
+    assert.equal(jwks.fetches, fetchesBefore + 1)
   })
 
   test('a flood of forged kids costs at most one fetch per cooldown, and every forged token is refused', async () => {
@@ -109,6 +188,8 @@ describe('a JWKS that rotates', () => {
         .setIssuedAt()
         .setExpirationTime('5m')
         .sign(forger.privateKey)
+    // Once the cooldown has passed since that fetch, the first unknown kid is worth one.
+    await sleep(cooldownMs + 20)
     const floodStart = jwks.fetches
     const startedMs = Date.now()
     // Five waves of 100 forged tokens each, every wave sent at once and the next only when it is answered.

@@ -95,7 +95,7 @@ export const SERVE_FLAGS: Record<string, FlagSpec> = {
     type: 'string',
     value: 'SECONDS',
     shown: String(DEFAULT_JWKS_COOLDOWN_SECONDS),
-    help: 'with --jwks-url: least time between two JWKS fetches; a token with an unknown key waits for the next',
+    help: 'with --jwks-url: least time between two JWKS fetches; a token with an unknown key is refused inside it',
   },
   'jwks-max-age': {
     type: 'string',

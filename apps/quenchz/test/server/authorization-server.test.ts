@@ -46,9 +46,12 @@ async function freePort(): Promise<number> {
   return port
 }
 
+/** quenchz's --jwks-cooldown here, seconds: a key unknown inside it is refused at once, so the rotation waits it out. */
+const JWKS_COOLDOWN_SECONDS = 1
+
 /** quenchz on the frozen budget clock (the reserves are counted exactly), in the scratch folder. */
 const startQuenchzProcess = (args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliProcess> =>
-  startCliProcess(['--budget-clock', 'frozen', ...args], scratch, env)
+  startCliProcess(['--budget-clock', 'frozen', '--jwks-cooldown', String(JWKS_COOLDOWN_SECONDS), ...args], scratch, env)
 
 /** A round-robin HTTP proxy: what a load balancer in front of replicas does, one request to each in turn. */
 async function roundRobin(port: number, targets: number[]): Promise<Server> {
@@ -289,6 +292,10 @@ function suite(
       const loginsBefore = as.authorizationRequests
       const fetchesBefore = as.jwksFetches
       const oldKid = as.signingKid
+      // The issuer signs with its new key the moment it publishes it. quenchz refuses a key it does not hold while
+      // its JWKS may not be fetched again (--jwks-cooldown after the last fetch) rather than hold the request; once
+      // the cooldown has passed, the new key's first use makes the fetch and is accepted.
+      await sleep(Math.max(0, as.lastJwksFetchAtMs + JWKS_COOLDOWN_SECONDS * 1000 + 50 - Date.now()))
       const newKid = as.rotate()
       // A new login is signed with the new key, which quenchz has never fetched.
       const auth = new InMemoryAuthProvider(as, 'dave')

@@ -33,6 +33,8 @@ export interface AuthorizationServer {
   readonly jwksUrl: string
   /** GET requests the JWKS endpoint has answered. */
   readonly jwksFetches: number
+  /** When (epoch ms) the JWKS endpoint was last asked; 0 before the first request. */
+  readonly lastJwksFetchAtMs: number
   /** Authorization requests received (each one is a login the test drove). */
   readonly authorizationRequests: number
   /** The kid access tokens are signed with now. */
@@ -65,6 +67,7 @@ export async function startAuthorizationServer(options: AuthorizationServerOptio
   const keys = [await signingKey('key-1'), await signingKey('key-2'), await signingKey('key-3')]
   let signing = 0
   let jwksFetches = 0
+  let lastJwksFetchAtMs = 0
   let authorizationRequests = 0
   const server: Server = createServer()
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
@@ -139,6 +142,7 @@ export async function startAuthorizationServer(options: AuthorizationServerOptio
     const path = new URL(req.url ?? '/', issuer).pathname
     if (path === '/jwks') {
       jwksFetches++
+      lastJwksFetchAtMs = Date.now()
       const body = JSON.stringify({ keys: keys.slice(0, signing + 1).map((k) => k.publicJwk) })
       res.writeHead(200, { 'content-type': 'application/json' }).end(body)
       return
@@ -159,6 +163,9 @@ export async function startAuthorizationServer(options: AuthorizationServerOptio
     jwksUrl: `${issuer}/jwks`,
     get jwksFetches() {
       return jwksFetches
+    },
+    get lastJwksFetchAtMs() {
+      return lastJwksFetchAtMs
     },
     get authorizationRequests() {
       return authorizationRequests
