@@ -40,7 +40,7 @@ export interface AudienceOptions {
 export interface Admission {
   /** The token's `sub`: the caller id budgets are keyed by. */
   subject: string
-  /** `scope` split on whitespace; empty when absent. */
+  /** The token's scopes (see {@link scopesOf}): `scope`, else `scp`; empty when neither. */
   scopes: string[]
   /** `exp`, epoch seconds. */
   expiresAt: number
@@ -132,15 +132,33 @@ export function createAudience(options: AudienceOptions): Audience {
     if (typeof payload.sub !== 'string' || payload.sub === '') {
       throw new TokenRefused('ERR_GATE_CLAIM_MISSING', 'a required claim is missing or empty')
     }
-    const scope = (payload as { scope?: unknown }).scope
     return {
       subject: payload.sub,
-      scopes: typeof scope === 'string' ? scope.split(/\s+/).filter((s) => s !== '') : [],
+      scopes: scopesOf(payload),
       expiresAt: payload.exp as number,
       resource: payload.aud,
       token,
     }
   }
+}
+
+/**
+ * The scopes a token grants. `scope` (RFC 9068 §2.2.3, RFC 8693 §4.2: one space-separated string) is read first;
+ * a token without it is read from `scp`, where Okta puts an array of strings and Microsoft Entra ID a
+ * space-separated string. Either claim may be either form.
+ *
+ * When both are present, `scope` alone counts: it is the standard claim, and the two can disagree (an issuer mapping
+ * one claim from a policy and the other from a default). Their union would grant a tool the standard claim withholds,
+ * and an intersection would punish a correct `scope` for a stale `scp`; choosing one, always the same one, lets the
+ * operator reason from the issuer's documented claim. A claim that is present but neither a string nor an array of
+ * strings grants nothing (no fallback to the other claim: a malformed standard claim is not a reason to read more).
+ */
+export function scopesOf(payload: JWTPayload): string[] {
+  const claim = payload.scope !== undefined ? payload.scope : (payload as { scp?: unknown }).scp
+  if (typeof claim === 'string') return [...new Set(claim.split(/\s+/).filter((s) => s !== ''))]
+  if (Array.isArray(claim) && claim.every((s): s is string => typeof s === 'string'))
+    return [...new Set(claim.flatMap((s) => s.split(/\s+/)).filter((s) => s !== ''))]
+  return []
 }
 
 function bearerToken(header: string | undefined): string {

@@ -218,6 +218,27 @@ describe('claims the in-process issuer always sets, missing or malformed in a to
   test('no scope claim: admitted with no scopes (scope is judged at dispatch, never here)', async () => {
     assert.deepEqual((await admit(without('scope'))).scopes, [])
   })
+  test('Okta: no scope, an scp array: its entries are the scopes', async () => {
+    assert.deepEqual((await admit({ ...without('scope'), scp: ['rates:read', 'series:list'] })).scopes, [
+      'rates:read',
+      'series:list',
+    ])
+  })
+  test('Entra ID: no scope, an scp string: split on whitespace', async () => {
+    assert.deepEqual((await admit({ ...without('scope'), scp: 'rates:read  series:list' })).scopes, [
+      'rates:read',
+      'series:list',
+    ])
+  })
+  test('scope and scp both present: scope alone counts, even when scp grants more', async () => {
+    assert.deepEqual((await admit({ ...full, scp: ['rates:read', 'series:list'] })).scopes, ['rates:read'])
+    assert.deepEqual((await admit({ ...full, scope: '', scp: ['series:list'] })).scopes, [])
+  })
+  test('a malformed scope claim grants nothing, and scp is not read in its place', async () => {
+    assert.deepEqual((await admit({ ...full, scope: 7, scp: ['rates:read'] })).scopes, [])
+    assert.deepEqual((await admit({ ...without('scope'), scp: ['rates:read', 7] })).scopes, [])
+    assert.deepEqual((await admit({ ...without('scope'), scp: { 'rates:read': true } })).scopes, [])
+  })
   test('an HS256 token keyed with the public key (algorithm confusion): refused', async () => {
     const secret = new TextEncoder().encode(JSON.stringify(await exportJWK(keys.publicKey)))
     const token = await new SignJWT(full).setProtectedHeader({ alg: 'HS256' }).sign(secret)

@@ -11,6 +11,8 @@ export interface JwksServer {
   url: string
   /** A token for `sub` with `scope` (default rates:read) and `aud`, valid 15 minutes. */
   sign(sub: string, aud: string, scope?: string): Promise<string>
+  /** A token for `sub` and `aud` carrying exactly `claims` besides the registered ones (e.g. Okta's `scp` array). */
+  signClaims(sub: string, aud: string, claims: Record<string, unknown>): Promise<string>
   close(): Promise<void>
 }
 
@@ -25,9 +27,12 @@ export async function startJwksServer(): Promise<JwksServer> {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/jwks.json`,
-    async sign(sub, aud, scope = 'rates:read') {
+    sign(sub, aud, scope = 'rates:read') {
+      return this.signClaims(sub, aud, { scope })
+    },
+    async signClaims(sub, aud, claims) {
       const now = Math.floor(Date.now() / 1000)
-      return await new SignJWT({ scope })
+      return await new SignJWT(claims)
         .setProtectedHeader({ alg: 'RS256', kid, typ: 'JWT' })
         .setSubject(sub)
         .setIssuer(TEST_ISSUER)
