@@ -32,6 +32,8 @@ export interface AcmeConfig {
   secrets: { file: string } | { values: string[] }
   /** DATABASE_URL: PostgreSQL for the billing tables and the keys; unset: SQLite files in dataDir. */
   databaseUrl?: string
+  /** DATABASE_SCHEMA: the billing tables' PostgreSQL schema (the keys in `<schema>_keys`); default acme. */
+  databaseSchema?: string
   /** ACME_DATA_DIR: the SQLite files' folder; default the current folder. */
   dataDir?: string
   /** ACME_SEED_DEMO=1: demo rows in empty billing tables (sandbox trials only). */
@@ -57,6 +59,7 @@ export const CONFIG_VARIABLES = [
   'SIGNING_SECRET_FILE',
   'SIGNING_SECRET',
   'DATABASE_URL',
+  'DATABASE_SCHEMA',
   'ACME_DATA_DIR',
   'ACME_SEED_DEMO',
   'MCP_SESSION_KEY',
@@ -150,6 +153,11 @@ export function readConfig(env: NodeJS.ProcessEnv): AcmeConfig {
     if (url === undefined || (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:'))
       throw new ConfigError('DATABASE_URL', 'must be a postgres:// URL (postgres://user:password@host:5432/database)')
   }
+  const databaseSchema = get('DATABASE_SCHEMA')
+  if (databaseSchema !== undefined && databaseUrl === undefined)
+    throw new ConfigError('DATABASE_SCHEMA', 'needs DATABASE_URL (a PostgreSQL schema)')
+  if (databaseSchema !== undefined && !/^[a-z_][a-z0-9_]{0,50}$/.test(databaseSchema))
+    throw new ConfigError('DATABASE_SCHEMA', 'must be a lower-case SQL name: a-z, 0-9 and _, at most 51 characters')
   const dataDir = get('ACME_DATA_DIR')
   if (databaseUrl !== undefined && dataDir !== undefined)
     throw new ConfigError('ACME_DATA_DIR', 'is for the SQLite files and DATABASE_URL is set: keep one')
@@ -174,6 +182,7 @@ export function readConfig(env: NodeJS.ProcessEnv): AcmeConfig {
     ...(certFile !== undefined && keyFile !== undefined && { tls: { certFile, keyFile } }),
     secrets,
     ...(databaseUrl !== undefined && { databaseUrl }),
+    ...(databaseSchema !== undefined && { databaseSchema }),
     ...(dataDir !== undefined && { dataDir }),
     seedDemo: seed === '1',
     ...(sessionKey !== undefined && { sessionKey }),

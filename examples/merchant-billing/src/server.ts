@@ -146,6 +146,7 @@ try {
     host: config.host,
     port: config.port,
     ...(config.databaseUrl !== undefined && { databaseUrl: config.databaseUrl }),
+    ...(config.databaseSchema !== undefined && { schema: config.databaseSchema }),
     ...(config.dataDir !== undefined && { dataDir: config.dataDir }),
     seedDemo: config.seedDemo,
     serve: {
