@@ -25,22 +25,21 @@ export async function startJwksServer(): Promise<JwksServer> {
     res.end(req.url === '/jwks.json' ? body : '{}')
   })
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+  const signClaims = async (sub: string, aud: string, claims: Record<string, unknown>): Promise<string> => {
+    const now = Math.floor(Date.now() / 1000)
+    return await new SignJWT(claims)
+      .setProtectedHeader({ alg: 'RS256', kid, typ: 'JWT' })
+      .setSubject(sub)
+      .setIssuer(TEST_ISSUER)
+      .setAudience(aud)
+      .setIssuedAt(now)
+      .setExpirationTime(now + 900)
+      .sign(privateKey)
+  }
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/jwks.json`,
-    sign(sub, aud, scope = 'rates:read') {
-      return this.signClaims(sub, aud, { scope })
-    },
-    async signClaims(sub, aud, claims) {
-      const now = Math.floor(Date.now() / 1000)
-      return await new SignJWT(claims)
-        .setProtectedHeader({ alg: 'RS256', kid, typ: 'JWT' })
-        .setSubject(sub)
-        .setIssuer(TEST_ISSUER)
-        .setAudience(aud)
-        .setIssuedAt(now)
-        .setExpirationTime(now + 900)
-        .sign(privateKey)
-    },
+    sign: (sub, aud, scope = 'rates:read') => signClaims(sub, aud, { scope }),
+    signClaims,
     close: () =>
       new Promise<void>((r) => {
         server.closeAllConnections()
