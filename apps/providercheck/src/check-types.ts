@@ -29,11 +29,15 @@ export interface KitState {
   missingTools?: readonly string[]
 }
 
+/**
+ * The workspace and the fixtures the checks read. A sandbox run needs all three fixtures; a live run (issue 29 §4)
+ * reads only those given: a check that needs one not given does not apply (skip not_applicable).
+ */
 export interface Fixtures {
   tenant: string
-  customer: string
-  transaction: string
-  subscription: string
+  customer?: string | undefined
+  transaction?: string | undefined
+  subscription?: string | undefined
 }
 
 export interface KitContext {
@@ -45,6 +49,8 @@ export interface KitContext {
   state: KitState
   /** A fresh idempotency key shaped like the platform's: {tenant}:ticket:{uuid}:{operation}:{uuid}. */
   newKey(operation: 'refund' | 'cancel_subscription'): string
+  /** true for the live contract check: checks that change data are not run (skip not_applicable). */
+  live?: boolean
   /** The whole mcp_profile check's budget (the seed's 15 s). */
   profileBudgetMs: number
   /** Epoch ms clock (injected in tests). */
@@ -65,6 +71,11 @@ export interface CheckDefinition {
   needs: readonly CheckId[]
   /** The bindings the check applies to (default both); on another one it is skipped not_applicable. */
   transports?: readonly Transport[]
+  /**
+   * true for a check that changes the provider's data (a refund, a cancellation, or what rests on one): never run by
+   * the live contract check.
+   */
+  changesData?: true
   /** The profile tools the check calls: one that mcp_profile found missing skips it (dependency_failed). */
   tools?: readonly string[]
   /** One-line pass reason. Throws CheckFailure or NotApplicable. */

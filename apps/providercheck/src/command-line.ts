@@ -1,19 +1,24 @@
 import { validateHeaderValue } from 'node:http'
-import { BEARER_TOKEN_ENV, SECRET_ENV } from './credential-env.js'
+import { BEARER_TOKEN_ENV, LIVE_SECRET_ENV, SECRET_ENV } from './credential-env.js'
 import { parseReportCommand, type ReportPageCommand } from './report-command.js'
 
-export { BEARER_TOKEN_ENV, SECRET_ENV }
+export { BEARER_TOKEN_ENV, LIVE_SECRET_ENV, SECRET_ENV }
 
 export interface RunCommand {
   kind: 'run'
-  sandbox: true
+  /**
+   * -sandbox: every check, data-changing ones included, with a sandbox secret. -live (issue 29 §4): a production
+   * endpoint with a production secret, only the checks that change nothing.
+   */
+  environment: 'sandbox' | 'production'
   transport: 'mcp' | 'rest'
   allowPrivate: boolean
   baseUrl: string
   tenant: string
-  customer: string
-  transaction: string
-  subscription: string
+  /** Required with -sandbox; optional with -live (the reads of a fixture not given do not apply). */
+  customer: string | undefined
+  transaction: string | undefined
+  subscription: string | undefined
   json: string | undefined
   /** -html FILE: the report as one self-contained HTML page. */
   html: string | undefined
@@ -56,12 +61,16 @@ const VALUE_FLAGS = [
   'era',
   'edge-header',
 ] as const
-const BOOLEAN_FLAGS = ['sandbox', 'allow-private', 'h', 'help', 'version'] as const
+const BOOLEAN_FLAGS = ['sandbox', 'live', 'allow-private', 'h', 'help', 'version'] as const
 const REQUIRED = ['transport', 'base-url', 'tenant', 'customer', 'transaction', 'subscription'] as const
+/** -live reads only the fixtures it is given: the workspace and the endpoint are all it needs. */
+const REQUIRED_LIVE = ['transport', 'base-url', 'tenant'] as const
 
 export const USAGE = `usage: providercheck -sandbox -transport mcp|rest [-allow-private] -base-url URL -tenant ID
                      -customer REF -transaction REF -subscription REF [-json FILE] [-html FILE]
                      [-era auto|2026-07-28|legacy] [-edge-header 'Name: value' ...]
+       providercheck -live -transport mcp|rest -base-url URL -tenant ID [-customer REF] [-transaction REF]
+                     [-subscription REF] [-json FILE] [-html FILE] [-era …] [-edge-header …]
        providercheck call -transport mcp|rest [-allow-private] -base-url URL [-era …] [-edge-header …] TOOL 'JSON-ARGS'
        providercheck verify REPORT
        providercheck report REPORT -o FILE
@@ -75,6 +84,9 @@ writable before any request); 'providercheck report REPORT -o FILE' writes the p
 call makes one signed call exactly as the platform does (TOOL is a profile tool, e.g. sr_get_transaction;
 JSON-ARGS its MCP arguments, e.g. '{"transaction_ref":"ch_1001"}') and prints status, outcome and body.
 The signing secret comes from ${SECRET_ENV} (a sandbox secret, srmps_…).
+-live is the live contract check of a production endpoint: the secret comes from ${LIVE_SECRET_ENV} (a
+production secret, srmp_…), and only what changes nothing runs (discovery, describe, mcp_profile, the reads of the
+fixtures given, both dry runs, an unknown key's sr_get_operation, the signature checks): never a refund or a cancel.
 A bearer token, when the provider requires one, comes from ${BEARER_TOKEN_ENV} (never a flag: a token on the
 command line leaks into shell history and process lists); it is sent as Authorization: Bearer on every request.
 -edge-header 'Name: value' (repeatable) sends an edge/WAF header on every request; protocol and signature headers
@@ -130,8 +142,10 @@ export function parseCommandLine(argv: readonly string[]): Command {
   }
   if (flags.has('h') || flags.has('help')) return { kind: 'help' }
   if (flags.has('version')) return { kind: 'version' }
-  const missing: string[] = REQUIRED.filter((f) => !values.has(f)).map((f) => `-${f}`)
-  if (!flags.has('sandbox')) missing.unshift('-sandbox')
+  const live = flags.has('live')
+  if (live && flags.has('sandbox')) return { kind: 'usage_error', message: '-sandbox and -live exclude each other' }
+  const missing: string[] = (live ? REQUIRED_LIVE : REQUIRED).filter((f) => !values.has(f)).map((f) => `-${f}`)
+  if (!live && !flags.has('sandbox')) missing.unshift('-sandbox')
   if (missing.length > 0) return { kind: 'usage_error', message: `missing: ${missing.join(', ')}` }
   const binding = transportAndEra(values)
   if ('message' in binding) return { kind: 'usage_error', message: binding.message }
@@ -142,14 +156,14 @@ export function parseCommandLine(argv: readonly string[]): Command {
     return { kind: 'usage_error', message: '-json and -html name the same file' }
   return {
     kind: 'run',
-    sandbox: true,
+    environment: live ? 'production' : 'sandbox',
     transport,
     allowPrivate: flags.has('allow-private'),
     baseUrl: values.get('base-url') as string,
     tenant: values.get('tenant') as string,
-    customer: values.get('customer') as string,
-    transaction: values.get('transaction') as string,
-    subscription: values.get('subscription') as string,
+    customer: values.get('customer'),
+    transaction: values.get('transaction'),
+    subscription: values.get('subscription'),
     json: values.get('json'),
     html: values.get('html'),
     era,

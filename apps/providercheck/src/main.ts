@@ -1,8 +1,17 @@
 import { readFileSync, statSync, writeFileSync } from 'node:fs'
 import { secretEnvironment } from '@tollgate/signing'
+import { parsePlain } from '@tollgate/strict-json'
 import { runCall } from './call-command.js'
 import type { CheckResult } from './check-types.js'
-import { BEARER_TOKEN_ENV, type Command, parseCommandLine, type RunCommand, SECRET_ENV, USAGE } from './command-line.js'
+import {
+  BEARER_TOKEN_ENV,
+  type Command,
+  LIVE_SECRET_ENV,
+  parseCommandLine,
+  type RunCommand,
+  SECRET_ENV,
+  USAGE,
+} from './command-line.js'
 import { outputPathProblem } from './output-files.js'
 import { buildReport, verifyReport } from './report.js'
 import { writeReportPage } from './report-command.js'
@@ -40,7 +49,12 @@ export async function main(
   control: RunControl = {},
 ): Promise<number> {
   let command: Command = parseCommandLine(argv)
-  const secret = env[SECRET_ENV] ?? ''
+  const sandboxSecret = env[SECRET_ENV] ?? ''
+  const liveSecret = env[LIVE_SECRET_ENV] ?? ''
+  // -live reads the production secret, everything else the sandbox one; neither is ever printed.
+  const live = command.kind === 'run' && command.environment === 'production'
+  const secret = live ? liveSecret : sandboxSecret
+  const secretEnv = live ? LIVE_SECRET_ENV : SECRET_ENV
   if (command.kind === 'help') {
     io.out(USAGE)
     return EXIT.pass
@@ -50,16 +64,21 @@ export async function main(
     return EXIT.pass
   }
   // The page of an existing report needs no secret: without one its seal is shown as not checked.
-  if (command.kind === 'report') return reportPage(writeReportPage(command, secret), io)
+  if (command.kind === 'report') return reportPage(writeReportPage(command, sandboxSecret, liveSecret), io)
+  if (command.kind === 'verify') return verify(command.file, sandboxSecret, liveSecret, io)
   if (command.kind === 'usage_error' && command.message.startsWith('missing:') && secret === '') {
-    command = { kind: 'usage_error', message: `${command.message}, ${SECRET_ENV} (environment)` }
+    command = { kind: 'usage_error', message: `${command.message}, ${secretEnv} (environment)` }
   } else if (command.kind !== 'usage_error' && secret === '') {
-    command = { kind: 'usage_error', message: `missing: ${SECRET_ENV} (environment)` }
-  } else if (command.kind !== 'usage_error' && secretEnvironment(secret) !== 'sandbox') {
+    command = { kind: 'usage_error', message: `missing: ${secretEnv} (environment)` }
+  } else if (live && secretEnvironment(secret) !== 'production') {
+    command = {
+      kind: 'usage_error',
+      message: `${LIVE_SECRET_ENV} must hold a production signing secret (srmp_…): -live checks a production endpoint; a sandbox is checked with -sandbox`,
+    }
+  } else if (command.kind !== 'usage_error' && !live && secretEnvironment(secret) !== 'sandbox') {
     command = { kind: 'usage_error', message: `${SECRET_ENV} must hold a sandbox signing secret (srmps_…)` }
   }
   if (command.kind === 'usage_error') return usageError(command.message, io)
-  if (command.kind === 'verify') return verify(command.file, secret, io)
   // An empty variable counts as unset (`export VAR=` is how shells clear one).
   const bearerToken = env[BEARER_TOKEN_ENV] === '' ? undefined : env[BEARER_TOKEN_ENV]
   if (command.kind === 'call') return runCall(command, secret, bearerToken, io)
@@ -101,6 +120,7 @@ function reportPage(outcome: ReturnType<typeof writeReportPage>, io: Output): nu
 
 function kitOptions(command: RunCommand, secret: string, bearerToken: string | undefined): KitOptions {
   return {
+    ...(command.environment === 'production' && { live: true }),
     transport: command.transport,
     baseUrl: command.baseUrl,
     secret,
@@ -134,7 +154,7 @@ async function run(
   control: RunControl,
 ): Promise<number> {
   io.out(
-    `${KIT_NAME} ${KIT_VERSION}: transport ${command.transport}, sandbox, ${command.baseUrl}${credentialsNote(options)}`,
+    `${KIT_NAME} ${KIT_VERSION}: transport ${command.transport}, ${command.environment === 'production' ? 'live (production: only what changes nothing)' : 'sandbox'}, ${command.baseUrl}${credentialsNote(options)}`,
   )
   const writesReport = command.json !== undefined || command.html !== undefined
   const kit = await runKit(
@@ -183,7 +203,9 @@ function writeOutput(path: string, text: string, io: Output): boolean {
   }
 }
 
-function verify(file: string, secret: string, io: Output): number {
+// A live run's report is sealed with the production secret: the one to check it with follows what the report says it
+// is (a report that lies about its environment is checked with the other secret and does not verify).
+function verify(file: string, sandboxSecret: string, liveSecret: string, io: Output): number {
   let bytes: Buffer
   try {
     if (statSync(file).size > 4 * 1024 * 1024) throw new RangeError('too large')
@@ -192,6 +214,16 @@ function verify(file: string, secret: string, io: Output): number {
     io.err(`providercheck: cannot read the report ${file}`)
     return EXIT.usage
   }
+  const production = claimsProduction(bytes)
+  const [secret, secretEnv, wanted] = production
+    ? [liveSecret, LIVE_SECRET_ENV, 'production' as const]
+    : [sandboxSecret, SECRET_ENV, 'sandbox' as const]
+  if (secret === '') return usageError(`missing: ${secretEnv} (environment)`, io)
+  if (secretEnvironment(secret) !== wanted)
+    return usageError(
+      `${secretEnv} must hold a ${wanted} signing secret (${wanted === 'production' ? 'srmp_' : 'srmps_'}…)`,
+      io,
+    )
   const verdict = verifyReport(bytes, secret)
   if (!verdict.ok) {
     io.err(`providercheck: the report's seal does NOT verify (${verdict.reason})`)
@@ -202,4 +234,16 @@ function verify(file: string, secret: string, io: Output): number {
     `seal verified: ${r.kit.name} ${r.kit.version}, ${r.target.base_url}, ${r.finished_at}, outcome ${r.outcome} (${r.summary.pass} pass, ${r.summary.fail} fail, ${r.summary.skip} skip)`,
   )
   return EXIT.pass
+}
+
+/** Whether a report's bytes say it is a live run's (target.environment production); false when they cannot be read. */
+function claimsProduction(bytes: Uint8Array): boolean {
+  try {
+    const value = parsePlain(bytes, { maxBytes: 4 * 1024 * 1024, maxDepth: 32 }) as {
+      target?: { environment?: unknown }
+    }
+    return value?.target?.environment === 'production'
+  } catch {
+    return false
+  }
 }

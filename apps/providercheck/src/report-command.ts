@@ -5,7 +5,7 @@ import { parsePlain } from '@tollgate/strict-json'
 import { ReportShapeError } from './errors.js'
 import { outputPathProblem } from './output-files.js'
 import { verifyReport } from './report.js'
-import { renderReportHtml, type SealStatus } from './report-html.js'
+import { renderReportHtml, type SealStatus, secretEnvOf } from './report-html.js'
 import { asReport } from './report-shape.js'
 
 /** Largest report file read, in bytes (a sealed report of 20 checks with excerpts is well under 100 KiB). */
@@ -46,8 +46,11 @@ export function parseReportCommand(
 
 export type ReportPageOutcome = { exit: 0; message: string } | { exit: 1 | 2; problem: string }
 
-/** Reads, checks and renders the report; writes the page. The secret may be '' (the seal is then not checked). */
-export function writeReportPage(command: ReportPageCommand, secret: string): ReportPageOutcome {
+/**
+ * Reads, checks and renders the report; writes the page. The seal is checked with `secret`, or with `liveSecret`
+ * for a live run's report (environment production); either may be '' (the seal is then not checked).
+ */
+export function writeReportPage(command: ReportPageCommand, secret: string, liveSecret = ''): ReportPageOutcome {
   const outProblem = outputPathProblem('-o', command.out)
   if (outProblem !== undefined) return { exit: 2, problem: outProblem }
   let bytes: Buffer
@@ -64,7 +67,7 @@ export function writeReportPage(command: ReportPageCommand, secret: string): Rep
     if (error instanceof ReportShapeError) return { exit: 1, problem: `${command.file} is ${error.message}` }
     return { exit: 1, problem: `${command.file} is not strict JSON (a report is what -json writes)` }
   }
-  const seal = sealStatusOf(bytes, secret)
+  const seal = sealStatusOf(bytes, report.target.environment === 'production' ? liveSecret : secret)
   try {
     writeFileSync(command.out, renderReportHtml(report, seal))
   } catch {
@@ -72,7 +75,7 @@ export function writeReportPage(command: ReportPageCommand, secret: string): Rep
   }
   if (seal.state === 'not_verified')
     return { exit: 1, problem: `the report's seal does NOT verify (${seal.reason}); the page ${command.out} says so` }
-  return { exit: 0, message: `html: ${command.out} (${sealWords(seal)})` }
+  return { exit: 0, message: `html: ${command.out} (${sealWords(seal, secretEnvOf(report))})` }
 }
 
 function sealStatusOf(bytes: Uint8Array, secret: string): SealStatus {
@@ -81,7 +84,7 @@ function sealStatusOf(bytes: Uint8Array, secret: string): SealStatus {
   return verdict.ok ? { state: 'verified' } : { state: 'not_verified', reason: verdict.reason }
 }
 
-function sealWords(seal: SealStatus): string {
-  if (seal.state === 'not_checked') return 'seal not checked: PROVIDERCHECK_SANDBOX_SIGNING_SECRET is not set'
+function sealWords(seal: SealStatus, secretEnv: string): string {
+  if (seal.state === 'not_checked') return `seal not checked: ${secretEnv} is not set`
   return `seal ${seal.state}`
 }

@@ -1,6 +1,7 @@
 // The report people look at: one self-contained HTML page (inline CSS, no scripts, no external assets) rendered
 // from a sealed report. Every value in a report may come from the provider's bytes, so every one is escaped, and
 // the page's Content-Security-Policy forbids scripts and fetches even if an escape were ever missed.
+import { LIVE_SECRET_ENV, SECRET_ENV } from './credential-env.js'
 import type { Report, ReportCheck } from './report.js'
 import { type CheckId, REQUIREMENTS } from './requirements.js'
 
@@ -64,7 +65,7 @@ ${failuresHtml(report)}
 <footer>
   Written by ${esc(report.kit.name)} ${esc(report.kit.version)} from report format ${esc(report.format)}. The seal
   covers the JSON report; check it with <code>providercheck verify REPORT.json</code> (the secret comes from
-  <code>PROVIDERCHECK_SANDBOX_SIGNING_SECRET</code>). Excerpts are shortened and never show a secret, token or
+  <code>${secretEnvOf(report)}</code>). Excerpts are shortened and never show a secret, token or
   edge header value.
 </footer>
 </main>
@@ -80,6 +81,11 @@ function outcomeSentence(report: Report, total: number): string {
   return `${report.summary.fail} failed and ${report.summary.skip} skipped of ${total} checks.`
 }
 
+/** Where the secret that seals this report comes from: a live run's production secret, or the sandbox one. */
+export function secretEnvOf(report: Pick<Report, 'target'>): string {
+  return report.target.environment === 'production' ? LIVE_SECRET_ENV : SECRET_ENV
+}
+
 function factsHtml(report: Report, seal: SealStatus): string {
   const credentials = [
     report.credentials.bearer_token ? 'bearer token' : 'no bearer token',
@@ -87,7 +93,8 @@ function factsHtml(report: Report, seal: SealStatus): string {
       ? `edge headers ${report.credentials.edge_headers.join(', ')}`
       : 'no edge headers',
   ].join('; ')
-  const fixtures = `customer ${report.fixtures.customer}, transaction ${report.fixtures.transaction}, subscription ${report.fixtures.subscription}`
+  const given = (ref: string | null) => ref ?? 'none given'
+  const fixtures = `customer ${given(report.fixtures.customer)}, transaction ${given(report.fixtures.transaction)}, subscription ${given(report.fixtures.subscription)}`
   const facts: [string, string, string?][] = [
     ['Provider', report.target.base_url],
     ['Transport', `${report.target.transport} (${report.target.environment})`],
@@ -106,22 +113,23 @@ function factsHtml(report: Report, seal: SealStatus): string {
   const rows = facts.map(([name, value]) => `<dt>${esc(name)}</dt><dd>${esc(value)}</dd>`).join('\n')
   return `<dl class="facts">
 ${rows}
-<dt>Seal</dt><dd data-testid="seal">${sealHtml(seal)}</dd>
+<dt>Seal</dt><dd data-testid="seal">${sealHtml(seal, report)}</dd>
 </dl>`
 }
 
-function sealHtml(seal: SealStatus): string {
+function sealHtml(seal: SealStatus, report: Report): string {
+  const secretEnv = secretEnvOf(report)
   switch (seal.state) {
     case 'sealed':
       return seal.kept
-        ? '<span class="seal seal-ok">sealed</span> HMAC-SHA256 with the sandbox signing secret, by this run; the JSON report carries the seal'
+        ? `<span class="seal seal-ok">sealed</span> HMAC-SHA256 with the ${report.target.environment === 'production' ? 'production' : 'sandbox'} signing secret, by this run; the JSON report carries the seal`
         : '<span class="seal seal-unknown">sealed, not kept</span> this run wrote no JSON report (-json FILE keeps one to verify)'
     case 'verified':
-      return '<span class="seal seal-ok">verified</span> with the secret in PROVIDERCHECK_SANDBOX_SIGNING_SECRET'
+      return `<span class="seal seal-ok">verified</span> with the secret in ${secretEnv}`
     case 'not_verified':
       return `<span class="seal seal-bad">does NOT verify (${esc(seal.reason)})</span> the report was altered or sealed with another secret: do not trust it`
     case 'not_checked':
-      return '<span class="seal seal-unknown">not checked</span> PROVIDERCHECK_SANDBOX_SIGNING_SECRET was not set'
+      return `<span class="seal seal-unknown">not checked</span> ${secretEnv} was not set`
   }
 }
 

@@ -5,6 +5,7 @@ import { ReportShapeError } from './errors.js'
 import type { Report } from './report.js'
 
 const text = { type: 'string', maxLength: 100_000 }
+const textOrNull = { type: ['string', 'null'], maxLength: 100_000 }
 const count = { type: 'integer', minimum: 0 }
 
 const REPORT_SCHEMA = {
@@ -39,7 +40,8 @@ const REPORT_SCHEMA = {
     fixtures: {
       type: 'object',
       required: ['customer', 'transaction', 'subscription'],
-      properties: { customer: text, transaction: text, subscription: text },
+      // null: a live run given no such fixture.
+      properties: { customer: textOrNull, transaction: textOrNull, subscription: textOrNull },
     },
     credentials: {
       type: 'object',

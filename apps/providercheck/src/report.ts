@@ -13,8 +13,16 @@ const SEAL_PREFIX = 'hmac-sha256:'
 export interface Report {
   format: typeof REPORT_FORMAT
   kit: { name: string; version: string }
-  target: { base_url: string; transport: 'mcp' | 'rest'; environment: 'sandbox'; tenant: string; era: string | null }
-  fixtures: { customer: string; transaction: string; subscription: string }
+  target: {
+    base_url: string
+    transport: 'mcp' | 'rest'
+    /** 'production': a live run (`-live`), sealed with the production secret; only what changes nothing ran. */
+    environment: 'sandbox' | 'production'
+    tenant: string
+    era: string | null
+  }
+  /** The fixtures given; a live run may leave any of them out (null). */
+  fixtures: { customer: string | null; transaction: string | null; subscription: string | null }
   /** Sent besides the signature: whether a bearer token, and the edge header names. Never a value. */
   credentials: { bearer_token: boolean; edge_headers: string[] }
   started_at: string
@@ -41,9 +49,9 @@ export interface ReportCheck {
 export interface ReportTarget {
   baseUrl: string
   tenant: string
-  customer: string
-  transaction: string
-  subscription: string
+  customer?: string | undefined
+  transaction?: string | undefined
+  subscription?: string | undefined
 }
 
 /** Builds and seals the report of a run: seal = HMAC-SHA256(secret, canonicalJson(report without seal)). */
@@ -54,11 +62,15 @@ export function buildReport(run: KitRun, target: ReportTarget, secret: string): 
     target: {
       base_url: target.baseUrl,
       transport: run.transport,
-      environment: 'sandbox',
+      environment: run.environment ?? 'sandbox',
       tenant: target.tenant,
       era: run.era ?? null,
     },
-    fixtures: { customer: target.customer, transaction: target.transaction, subscription: target.subscription },
+    fixtures: {
+      customer: target.customer ?? null,
+      transaction: target.transaction ?? null,
+      subscription: target.subscription ?? null,
+    },
     credentials: { bearer_token: run.credentials.bearerToken, edge_headers: [...run.credentials.edgeHeaderNames] },
     started_at: run.startedAt.toISOString(),
     finished_at: run.finishedAt.toISOString(),

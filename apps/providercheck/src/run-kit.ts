@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { type Era, PlatformClient, PlatformClientError, type Transport } from '@tollgate/platform-client'
+import { secretEnvironment } from '@tollgate/signing'
 import type { CheckDefinition, CheckResult, Fixtures, KitContext, KitCredentials } from './check-types.js'
 import { CHECKS } from './checks/index.js'
 import { CheckFailure, KitConfigError, NotApplicable, UnsuitableFixture } from './errors.js'
@@ -13,10 +14,19 @@ export interface KitOptions {
   transport?: Transport
   /** MCP: the MCP endpoint; REST: the base URL the /v1/… routes hang from (a path prefix allowed). */
   baseUrl: string
-  /** The sandbox signing secret; never printed. */
+  /** The signing secret: a sandbox one (srmps_…), or with `live` a production one (srmp_…); never printed. */
   secret: string
   allowPrivate: boolean
+  /** The workspace and fixtures; with `live` each fixture is optional (the reads of one not given do not apply). */
   fixtures: Fixtures
+  /**
+   * The live contract check of a production endpoint (issue 29 §4): only the checks that change nothing run; the
+   * data-changing ones (refunds, cancellations and what rests on them) are skipped not_applicable. Needs a production
+   * secret; without `live` a production secret is refused (KitConfigError): a sandbox run refunds and cancels.
+   */
+  live?: boolean
+  /** PEM certificate authorities to trust for an https base URL besides the system's (a private CA). */
+  ca?: string | readonly string[]
   /** Force an era instead of detecting it. Default 'auto'. */
   era?: 'auto' | Era
   bearerToken?: string
@@ -37,6 +47,8 @@ export interface KitRun {
   /** true only when every check passed (a not-applicable skip counts as passing; a dependency skip does not). */
   passed: boolean
   transport: Transport
+  /** 'production' for a live run (only what changes nothing ran); 'sandbox' (the default when absent) otherwise. */
+  environment?: 'sandbox' | 'production'
   /** The MCP era detected; undefined over REST (or when discovery failed). */
   era: Era | undefined
   /** true when options.signal stopped the run: results hold only the checks that ended. */
@@ -89,6 +101,11 @@ export function kitOptionsProblem(options: KitOptions): string | undefined {
 // The platform client refuses misconfigured headers at construction with a TypeError whose message names the
 // header, never its value; the kit turns that into its own error so the CLI can answer with a usage message.
 function newClient(options: KitOptions): PlatformClient {
+  const environment = secretEnvironment(options.secret)
+  if (options.live === true && environment !== 'production')
+    throw new KitConfigError('a live run needs a production signing secret (srmp_…)')
+  if (options.live !== true && environment === 'production')
+    throw new KitConfigError('a production signing secret needs a live run (a sandbox run refunds and cancels)')
   try {
     return new PlatformClient({
       baseUrl: options.baseUrl,
@@ -101,6 +118,8 @@ function newClient(options: KitOptions): PlatformClient {
       ...(options.bearerToken !== undefined && { bearerToken: options.bearerToken }),
       ...(options.edgeHeaders !== undefined && { edgeHeaders: options.edgeHeaders }),
       ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
+      ...(options.ca !== undefined && { ca: options.ca }),
+      ...(options.signal !== undefined && { signal: options.signal }),
     })
   } catch (error) {
     if (error instanceof TypeError) throw new KitConfigError(error.message)
@@ -145,6 +164,7 @@ export async function runKit(options: KitOptions, onResult: (result: CheckResult
     passed: !interrupted && results.every(passedOrNotApplicable),
     interrupted,
     transport: ctx.transport,
+    environment: ctx.live === true ? 'production' : 'sandbox',
     era: ctx.state.era,
     credentials: ctx.credentials,
     startedAt,
@@ -159,6 +179,7 @@ function kitContext(options: KitOptions, client: PlatformClient, now: () => numb
     fixtures: options.fixtures,
     call: { correlationId: randomUUID(), channel: 'ticket', externalTicket: 'providercheck' },
     state: {},
+    live: options.live === true,
     newKey: (operation) => `${options.fixtures.tenant}:ticket:${ctx.call.correlationId}:${operation}:${randomUUID()}`,
     profileBudgetMs: options.profileBudgetMs ?? SCHEMA_LIMITS.profileBudgetMs,
     now,
@@ -193,6 +214,8 @@ function skipped(
   })
   if (check.transports !== undefined && !check.transports.includes(ctx.transport))
     return skip('not_applicable', `applies to ${check.transports.join(', ')} only (this run: ${ctx.transport})`)
+  if (ctx.live === true && check.changesData === true)
+    return skip('not_applicable', 'changes data: the live check runs only what changes nothing')
   const blocked = needsOf(check, ctx.transport)
     .map((id) => verdicts.get(id))
     .find((r) => r?.verdict !== 'pass')

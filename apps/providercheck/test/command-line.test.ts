@@ -31,7 +31,7 @@ async function cli(argv: string[], env: Record<string, string> = ENV) {
 test("the seed's command line parses verbatim", () => {
   assert.deepEqual(parseCommandLine(SEED_LINE), {
     kind: 'run',
-    sandbox: true,
+    environment: 'sandbox',
     transport: 'mcp',
     allowPrivate: true,
     baseUrl: 'http://localhost:8080/mcp',

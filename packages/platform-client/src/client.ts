@@ -70,6 +70,14 @@ export interface PlatformClientOptions {
   now?: () => Date
   /** Where detected eras are cached per base URL; default a module-wide cache. */
   eraCache?: Map<string, Era>
+  /**
+   * Certificate authorities (PEM) trusted for an https base URL in place of Node's bundled ones — a private CA for
+   * a provider's staging or test certificate. Default: the system's trust (plus NODE_EXTRA_CA_CERTS). The
+   * platform itself trusts public CAs only.
+   */
+  ca?: string | readonly string[]
+  /** Aborting it ends a wait between attempts at once (the call rejects with the signal's reason). */
+  signal?: AbortSignal
 }
 
 /** The correlation identifiers a call carries in `_meta` (MCP) or the X-SupportRoute-* headers (REST). */
@@ -148,8 +156,8 @@ const defaultEraCache = new Map<string, Era>()
 const LEGACY_RPC_CODES = new Set([-32601, -32600, -32602, -32000, -32022])
 const LEGACY_HTTP_STATUSES = new Set([400, 404, 405, 406, 415])
 
-type ResolvedOptions = Required<Omit<PlatformClientOptions, 'bearerToken' | 'edgeHeaders' | 'era'>> &
-  Pick<PlatformClientOptions, 'bearerToken' | 'edgeHeaders'> & { era: 'auto' | Era }
+type ResolvedOptions = Required<Omit<PlatformClientOptions, 'bearerToken' | 'edgeHeaders' | 'era' | 'ca' | 'signal'>> &
+  Pick<PlatformClientOptions, 'bearerToken' | 'edgeHeaders' | 'ca' | 'signal'> & { era: 'auto' | Era }
 
 const DEFAULTS = {
   transport: 'mcp',
@@ -382,6 +390,7 @@ export class PlatformClient {
         timeoutMs: this.#options.timeoutMs,
         maxBodyBytes: this.#options.maxBodyBytes,
         sse: false,
+        ...(this.#options.ca !== undefined && { ca: this.#options.ca }),
       },
     )
     const answer = readRestAnswer(received, outputRef, ERROR_ENVELOPE_REF)
@@ -552,6 +561,7 @@ export class PlatformClient {
       allowPrivate: this.#options.allowPrivate,
       timeoutMs,
       maxBodyBytes: this.#options.maxBodyBytes,
+      ...(this.#options.ca !== undefined && { ca: this.#options.ca }),
       ...(expectId === undefined ? {} : { expectId }),
       ...(maxDepth === undefined ? {} : { maxDepth }),
     })
@@ -662,6 +672,14 @@ function checkOptionValues(options: PlatformClientOptions): void {
     throw new TypeError('edgeHeaders must be an object')
   if (options.bearerToken !== undefined && typeof options.bearerToken !== 'string')
     throw new TypeError('bearerToken must be a string')
+  const ca = options.ca
+  if (
+    ca !== undefined &&
+    !(typeof ca === 'string' ? ca !== '' : Array.isArray(ca) && ca.length > 0 && ca.every((c) => typeof c === 'string'))
+  )
+    throw new TypeError('ca must be a PEM string or a non-empty array of them')
+  if (options.signal !== undefined && !(options.signal instanceof AbortSignal))
+    throw new TypeError('signal must be an AbortSignal')
 }
 
 interface Session {

@@ -1,9 +1,19 @@
 import { errorHttpStatus } from '@tollgate/contract'
 import type { CallResult } from '@tollgate/platform-client'
 import type { KitContext } from '../check-types.js'
-import { CheckFailure } from '../errors.js'
+import { CheckFailure, NotApplicable } from '../errors.js'
 
 export type Obj = Record<string, unknown>
+
+/**
+ * The fixture a check reads. A sandbox run is always given all three; a live run reads only the fixtures given, so a
+ * check that needs one that was not given does not apply (skip not_applicable, naming the flag).
+ */
+export function fixture(ctx: KitContext, name: 'customer' | 'transaction' | 'subscription'): string {
+  const ref = ctx.fixtures[name]
+  if (ref === undefined || ref === '') throw new NotApplicable(`no -${name} given: this live check reads none`)
+  return ref
+}
 
 /** Calls a tool and insists on a result object (an error envelope fails the check with unexpected_status). */
 export async function callOk(ctx: KitContext, name: string, args: Obj): Promise<Obj> {

@@ -1,11 +1,11 @@
 import type { CheckDefinition, KitContext } from '../check-types.js'
 import { CheckFailure, UnsuitableFixture } from '../errors.js'
-import { callOk, callRefused, expect, expectHarmlessDryRun, type Obj } from './call-helpers.js'
+import { callOk, callRefused, expect, expectHarmlessDryRun, fixture, type Obj } from './call-helpers.js'
 
 const REASON = 'forgot_to_cancel'
 
 async function freshSubscription(ctx: KitContext): Promise<Obj> {
-  return callOk(ctx, 'sr_get_subscription', { subscription_ref: ctx.fixtures.subscription })
+  return callOk(ctx, 'sr_get_subscription', { subscription_ref: fixture(ctx, 'subscription') })
 }
 
 // Phases a cancel at period end can act on; paused and expired subscriptions are the wrong fixture, not a fault.
@@ -15,7 +15,7 @@ function requireCancelable(ctx: KitContext, sub: Obj | undefined): void {
   const phase = sub?.phase
   if (sub === undefined || phase === 'canceled' || CANCELABLE_PHASES.has(String(phase))) return
   throw new UnsuitableFixture(
-    `${ctx.fixtures.subscription} is ${String(phase)}: the cancel checks need an active (or trialing) subscription that is not set to cancel; pass one as -subscription`,
+    `${fixture(ctx, 'subscription')} is ${String(phase)}: the cancel checks need an active (or trialing) subscription that is not set to cancel; pass one as -subscription`,
   )
 }
 
@@ -33,11 +33,11 @@ export const cancelDryRun: CheckDefinition = {
     if (before.cancel_at_period_end === true || before.phase === 'canceled') {
       throw new CheckFailure(
         'fixture_exhausted',
-        `${ctx.fixtures.subscription} is already canceled: the cancel checks need an active (or trialing) subscription that is not set to cancel; pass one as -subscription`,
+        `${fixture(ctx, 'subscription')} is already canceled: the cancel checks need an active (or trialing) subscription that is not set to cancel; pass one as -subscription`,
       )
     }
     const value = await callOk(ctx, 'sr_cancel_subscription', {
-      subscription_ref: ctx.fixtures.subscription,
+      subscription_ref: fixture(ctx, 'subscription'),
       request: atPeriodEnd(true),
     })
     await expectHarmlessDryRun(value, before, () => freshSubscription(ctx), 'subscription')
@@ -47,6 +47,7 @@ export const cancelDryRun: CheckDefinition = {
 
 export const cancelAtPeriodEnd: CheckDefinition = {
   id: 'cancel_at_period_end',
+  changesData: true,
   needs: ['get_subscription', 'mcp_profile'],
   tools: ['sr_get_subscription', 'sr_cancel_subscription'],
   async run(ctx) {
@@ -55,13 +56,13 @@ export const cancelAtPeriodEnd: CheckDefinition = {
     if (sub?.cancel_at_period_end === true || sub?.phase === 'canceled') {
       throw new CheckFailure(
         'fixture_exhausted',
-        `${ctx.fixtures.subscription} is already canceled: the cancel checks need an active (or trialing) subscription that is not set to cancel; pass one as -subscription`,
+        `${fixture(ctx, 'subscription')} is already canceled: the cancel checks need an active (or trialing) subscription that is not set to cancel; pass one as -subscription`,
       )
     }
     const key = ctx.newKey('cancel_subscription')
     const value = await callOk(ctx, 'sr_cancel_subscription', {
       idempotency_key: key,
-      subscription_ref: ctx.fixtures.subscription,
+      subscription_ref: fixture(ctx, 'subscription'),
       request: atPeriodEnd(false),
     })
     expect(
@@ -69,7 +70,7 @@ export const cancelAtPeriodEnd: CheckDefinition = {
       `the cancel answered status ${String(value.status)}`,
     )
     expect(value.idempotency_key === key, 'the cancel answered another idempotency_key')
-    expect(value.subscription_ref === ctx.fixtures.subscription, 'the cancel answered another subscription_ref')
+    expect(value.subscription_ref === fixture(ctx, 'subscription'), 'the cancel answered another subscription_ref')
     expect(value.at_period_end === true, 'the cancel answered at_period_end false')
     if (value.status === 'succeeded') {
       const after = await freshSubscription(ctx)
@@ -82,12 +83,13 @@ export const cancelAtPeriodEnd: CheckDefinition = {
 
 export const cancelAgain: CheckDefinition = {
   id: 'cancel_again',
+  changesData: true,
   needs: ['cancel_at_period_end'],
   tools: ['sr_cancel_subscription'],
   async run(ctx) {
     const args = {
       idempotency_key: ctx.newKey('cancel_subscription'),
-      subscription_ref: ctx.fixtures.subscription,
+      subscription_ref: fixture(ctx, 'subscription'),
       request: atPeriodEnd(false),
     }
     return callRefused(ctx, 'sr_cancel_subscription', args, 'already_canceled', 'cancel_not_refused')

@@ -12,7 +12,7 @@ import { BEARER_TOKEN_ENV } from '../credential-env.js'
 import { CheckFailure, NotApplicable, UnsuitableFixture } from '../errors.js'
 import { judgeProfile } from '../profile/judge-profile.js'
 import { SCHEMA_LIMITS } from '../profile/schema-limits.js'
-import { callOk, expect, isObj, type Obj } from './call-helpers.js'
+import { callOk, expect, fixture, isObj, type Obj } from './call-helpers.js'
 
 export const discovery: CheckDefinition = {
   id: 'discovery',
@@ -124,11 +124,10 @@ export const findCustomers: CheckDefinition = {
   needs: ['discovery'],
   tools: ['sr_find_customers'],
   async run(ctx) {
-    const { customer, transaction } = ctx.fixtures
-    const queries: [string, string][] = [
-      ['customer_ref', customer],
-      ['transaction_ref', transaction],
-    ]
+    const customer = fixture(ctx, 'customer')
+    const { transaction } = ctx.fixtures
+    const queries: [string, string][] = [['customer_ref', customer]]
+    if (transaction !== undefined) queries.push(['transaction_ref', transaction])
     // The other identifiers come from the fixtures' own records; a record that cannot be read only narrows
     // the search (its own check reports it).
     const known = await lookAround(ctx)
@@ -157,6 +156,7 @@ async function lookAround(ctx: Parameters<CheckDefinition['run']>[0]): Promise<{
   } catch {
     // reported by get_customer
   }
+  if (ctx.fixtures.transaction === undefined) return out
   try {
     const t = await ctx.client.callTool('sr_get_transaction', { transaction_ref: ctx.fixtures.transaction }, ctx.call)
     if (t.kind === 'result' && isObj(t.value)) out.transaction = t.value
@@ -171,10 +171,11 @@ export const getCustomer: CheckDefinition = {
   needs: ['discovery'],
   tools: ['sr_get_customer'],
   async run(ctx) {
-    const value = await callOk(ctx, 'sr_get_customer', { customer_ref: ctx.fixtures.customer })
-    expect(value.customer_ref === ctx.fixtures.customer, 'sr_get_customer answered another customer_ref')
+    const customer = fixture(ctx, 'customer')
+    const value = await callOk(ctx, 'sr_get_customer', { customer_ref: customer })
+    expect(value.customer_ref === customer, 'sr_get_customer answered another customer_ref')
     ctx.state.customer = value
-    return `${ctx.fixtures.customer}: account ${String(value.account_status)}`
+    return `${customer}: account ${String(value.account_status)}`
   },
 }
 
@@ -183,12 +184,14 @@ export const listTransactions: CheckDefinition = {
   needs: ['discovery'],
   tools: ['sr_list_transactions'],
   async run(ctx) {
-    const value = await callOk(ctx, 'sr_list_transactions', { customer_ref: ctx.fixtures.customer })
+    const value = await callOk(ctx, 'sr_list_transactions', { customer_ref: fixture(ctx, 'customer') })
     const txs = (value.transactions as Obj[]).map((t) => t.transaction_ref)
     const subs = (value.subscriptions as Obj[]).map((s) => s.subscription_ref)
-    if (!txs.includes(ctx.fixtures.transaction)) await missingFromList(ctx, 'transaction')
-    if (!subs.includes(ctx.fixtures.subscription)) await missingFromList(ctx, 'subscription')
-    return `${txs.length} transaction(s), ${subs.length} subscription(s) including the fixtures`
+    const { transaction, subscription } = ctx.fixtures
+    if (transaction !== undefined && !txs.includes(transaction)) await missingFromList(ctx, 'transaction')
+    if (subscription !== undefined && !subs.includes(subscription)) await missingFromList(ctx, 'subscription')
+    const given = transaction !== undefined || subscription !== undefined
+    return `${txs.length} transaction(s), ${subs.length} subscription(s)${given ? ' including the fixtures' : ''}`
   },
 }
 
@@ -216,11 +219,12 @@ export const getTransaction: CheckDefinition = {
   needs: ['discovery'],
   tools: ['sr_get_transaction'],
   async run(ctx) {
-    const value = await callOk(ctx, 'sr_get_transaction', { transaction_ref: ctx.fixtures.transaction })
-    expect(value.transaction_ref === ctx.fixtures.transaction, 'sr_get_transaction answered another transaction_ref')
+    const transaction = fixture(ctx, 'transaction')
+    const value = await callOk(ctx, 'sr_get_transaction', { transaction_ref: transaction })
+    expect(value.transaction_ref === transaction, 'sr_get_transaction answered another transaction_ref')
     ctx.state.transaction = value
     const amount = value.amount as { amount_minor: number; currency: string }
-    return `${ctx.fixtures.transaction}: ${String(value.state)}, ${formatAmount(amount.amount_minor, amount.currency)}`
+    return `${transaction}: ${String(value.state)}, ${formatAmount(amount.amount_minor, amount.currency)}`
   },
 }
 
@@ -231,13 +235,11 @@ export const getSubscription: CheckDefinition = {
   async run(ctx) {
     if (ctx.state.describe?.capabilities.cancel_subscription !== true)
       throw new NotApplicable('cancel_subscription is not declared')
-    const value = await callOk(ctx, 'sr_get_subscription', { subscription_ref: ctx.fixtures.subscription })
-    expect(
-      value.subscription_ref === ctx.fixtures.subscription,
-      'sr_get_subscription answered another subscription_ref',
-    )
+    const subscription = fixture(ctx, 'subscription')
+    const value = await callOk(ctx, 'sr_get_subscription', { subscription_ref: subscription })
+    expect(value.subscription_ref === subscription, 'sr_get_subscription answered another subscription_ref')
     ctx.state.subscription = value
-    return `${ctx.fixtures.subscription}: ${String(value.phase)}, cancel_at_period_end ${String(value.cancel_at_period_end)}`
+    return `${subscription}: ${String(value.phase)}, cancel_at_period_end ${String(value.cancel_at_period_end)}`
   },
 }
 

@@ -6,6 +6,7 @@ import {
   callRefused,
   expect,
   expectHarmlessDryRun,
+  fixture,
   type Obj,
   refundableMinor,
   sameJson,
@@ -15,7 +16,7 @@ import {
 const REASON = 'service_issue'
 
 async function freshTransaction(ctx: KitContext): Promise<Obj> {
-  return callOk(ctx, 'sr_get_transaction', { transaction_ref: ctx.fixtures.transaction })
+  return callOk(ctx, 'sr_get_transaction', { transaction_ref: fixture(ctx, 'transaction') })
 }
 
 // A partial amount: the seed's 2000 minor units, or less when less is left (at least 1 unit stays).
@@ -23,7 +24,7 @@ async function freshTransaction(ctx: KitContext): Promise<Obj> {
 function requireSucceeded(ctx: KitContext, tx: Obj): void {
   if (tx.state === 'succeeded') return
   throw new UnsuitableFixture(
-    `${ctx.fixtures.transaction} is ${String(tx.state)}: the refund checks need a succeeded charge with at least 2 minor units left to refund; pass one as -transaction`,
+    `${fixture(ctx, 'transaction')} is ${String(tx.state)}: the refund checks need a succeeded charge with at least 2 minor units left to refund; pass one as -transaction`,
   )
 }
 
@@ -33,14 +34,14 @@ function partialAmount(ctx: KitContext, tx: Obj): { amount_minor: number; curren
   if (left < 2) {
     throw new CheckFailure(
       'fixture_exhausted',
-      `${ctx.fixtures.transaction} has ${formatAmount(left, (tx.amount as { currency: string }).currency)} left to refund: the refund checks need a succeeded charge with at least 2 minor units left to refund; pass one as -transaction`,
+      `${fixture(ctx, 'transaction')} has ${formatAmount(left, (tx.amount as { currency: string }).currency)} left to refund: the refund checks need a succeeded charge with at least 2 minor units left to refund; pass one as -transaction`,
     )
   }
   return { amount_minor: Math.min(2000, left - 1), currency: (tx.amount as { currency: string }).currency }
 }
 
 function refundRequest(ctx: KitContext, amount: { amount_minor: number; currency: string }, dryRun: boolean): Obj {
-  return { transaction_ref: ctx.fixtures.transaction, amount, reason: REASON, dry_run: dryRun }
+  return { transaction_ref: fixture(ctx, 'transaction'), amount, reason: REASON, dry_run: dryRun }
 }
 
 export const refundDryRun: CheckDefinition = {
@@ -73,6 +74,7 @@ async function expectKeyedDryRunRefused(ctx: KitContext, amount: { amount_minor:
 
 export const refund: CheckDefinition = {
   id: 'refund',
+  changesData: true,
   needs: ['get_transaction', 'mcp_profile'],
   tools: ['sr_get_transaction', 'sr_refund'],
   async run(ctx) {
@@ -88,7 +90,7 @@ export const refund: CheckDefinition = {
       `the refund answered status ${String(value.status)}`,
     )
     expect(value.idempotency_key === key, 'the refund answered another idempotency_key')
-    expect(value.transaction_ref === ctx.fixtures.transaction, 'the refund answered another transaction_ref')
+    expect(value.transaction_ref === fixture(ctx, 'transaction'), 'the refund answered another transaction_ref')
     expect(sameJson(value.amount, amount), 'the refund answered another amount')
     ctx.state.refund = { key, args, value, ...(out.body !== undefined && { body: out.body }) }
     if (value.status === 'succeeded') {
@@ -102,6 +104,7 @@ export const refund: CheckDefinition = {
 
 export const refundReplay: CheckDefinition = {
   id: 'refund_replay',
+  changesData: true,
   needs: ['refund'],
   tools: ['sr_refund'],
   async run(ctx) {
@@ -134,6 +137,7 @@ export const refundReplay: CheckDefinition = {
 
 export const refundConflict: CheckDefinition = {
   id: 'refund_conflict',
+  changesData: true,
   needs: ['refund'],
   tools: ['sr_refund'],
   async run(ctx) {
@@ -151,6 +155,7 @@ export const refundConflict: CheckDefinition = {
 
 export const refundExceeds: CheckDefinition = {
   id: 'refund_exceeds',
+  changesData: true,
   needs: ['get_transaction', 'mcp_profile'],
   tools: ['sr_get_transaction', 'sr_refund'],
   async run(ctx) {
@@ -165,6 +170,7 @@ export const refundExceeds: CheckDefinition = {
 
 export const getOperation: CheckDefinition = {
   id: 'get_operation',
+  changesData: true,
   needs: ['refund'],
   tools: ['sr_get_operation'],
   async run(ctx) {

@@ -3,9 +3,15 @@ import { type KeyFieldFault, type SignatureMode, UnexpectedHttpStatus } from '@t
 import { parsePlain } from '@tollgate/strict-json'
 import type { CheckDefinition, KitContext } from '../check-types.js'
 import { CheckFailure } from '../errors.js'
-import { callOk, type Obj, sameJson } from './call-helpers.js'
+import { callOk, fixture, type Obj, sameJson } from './call-helpers.js'
 
 const STALE_SECONDS = 600
+/**
+ * The transaction a refused read names when a live run was given no -transaction: a correct provider refuses the
+ * signature before it reads anything, so the reference never matters; a provider that does not answers normally
+ * (a result or not_found), and either fails the check.
+ */
+const PROBE_TRANSACTION = 'ch_providercheck_signature_probe'
 
 async function expect401(
   ctx: KitContext,
@@ -14,7 +20,8 @@ async function expect401(
   phases: string[],
 ): Promise<string> {
   try {
-    await ctx.client.attempt('sr_get_transaction', { transaction_ref: ctx.fixtures.transaction }, ctx.call, {
+    const transaction = ctx.fixtures.transaction ?? PROBE_TRANSACTION
+    await ctx.client.attempt('sr_get_transaction', { transaction_ref: transaction }, ctx.call, {
       signatureFor,
     })
   } catch (error) {
@@ -83,19 +90,22 @@ export const signatureIdempotencyKey: CheckDefinition = {
   transports: ['rest'],
   tools: ['sr_get_transaction', 'sr_refund', 'sr_get_operation'],
   async run(ctx) {
-    const read = () => callOk(ctx, 'sr_get_transaction', { transaction_ref: ctx.fixtures.transaction })
+    const transaction = fixture(ctx, 'transaction')
+    const read = () => callOk(ctx, 'sr_get_transaction', { transaction_ref: transaction })
     const before = await read()
     const amount = (before.amount as { currency: string }).currency
     const keys: string[] = []
     for (const [part, fault, what] of KEY_FIELD_PARTS) {
       const key = ctx.newKey('refund')
       keys.push(key)
-      // One minor unit: if a broken provider accepts it, the damage to the fixture is the smallest possible.
+      // One minor unit: if a broken provider accepts it, the damage to the fixture is the smallest possible. A live
+      // run sends a dry run instead, so even a provider that ignores the key field changes nothing: every answer
+      // but 401 (a would_succeed, or the 400 of a dry run carrying a key) still fails the check.
       const request = {
-        transaction_ref: ctx.fixtures.transaction,
+        transaction_ref: transaction,
         amount: { amount_minor: 1, currency: amount },
         reason: 'service_issue',
-        dry_run: false,
+        dry_run: ctx.live === true,
       }
       try {
         const out = await ctx.client.attempt('sr_refund', { idempotency_key: key, request }, ctx.call, {

@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto'
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, request, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { SignatureVerifier, signHeaders } from '@tollgate/signing'
+import { SignatureVerifier, secretEnvironment, signHeaders } from '@tollgate/signing'
 
 export const FAULTS = [
   'none',
@@ -62,7 +62,8 @@ export async function startFaultProxy(
   transport: 'mcp' | 'rest' = 'mcp',
 ): Promise<{ url: string; close(): Promise<void> }> {
   const upstream = new URL(upstreamUrl)
-  const verifier = new SignatureVerifier({ environment: 'sandbox', secrets: [secret] })
+  // A live check's proxy stands before a production provider: it verifies with the secret's own environment.
+  const verifier = new SignatureVerifier({ environment: secretEnvironment(secret) ?? 'sandbox', secrets: [secret] })
   const refundKeysAnswered = new Set<string>()
 
   const forward = (

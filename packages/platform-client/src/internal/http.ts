@@ -36,6 +36,8 @@ export interface ExchangeOptions {
   sse?: boolean
   /** Nesting limit of the strict reader for this answer; default STRICT_LIMITS.maxDepth. */
   maxDepth?: number
+  /** https only: the certificate authorities to trust instead of the bundled ones. */
+  ca?: string | readonly string[]
 }
 
 /** What came back: a plain body, or from an SSE stream the data of the answering event (if any). */
@@ -64,6 +66,7 @@ export function exchange(out: Outgoing, options: ExchangeOptions): Promise<Recei
         headers: { ...out.headers, 'content-length': String(out.body.length) },
         lookup: guardedLookup(options.allowPrivate),
         agent: false,
+        ...(options.ca !== undefined && out.url.protocol === 'https:' && { ca: options.ca as string | string[] }),
       },
       (res) => {
         // From here the response owns the outcome: a reset while reading is judged by the reader.
