@@ -15,5 +15,14 @@ export {
   startPrometheus,
 } from './prometheus.js'
 export { probeRedis, type RedisProbe } from './redis.js'
+export {
+  NO_REDIS_HA,
+  type RedisClusterSet,
+  type RedisNodeProcess,
+  type RedisSentinelSet,
+  redisCli,
+  startRedisCluster,
+  startRedisSentinelSet,
+} from './redis-ha.js'
 export { findSharedData, REPO_ROOT, type SharedData, sharedDir } from './shared-data.js'
 export { makeTestCertificateAuthority, type TestCertificate, type TestCertificateAuthority } from './tls.js'

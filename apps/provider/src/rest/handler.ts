@@ -188,14 +188,19 @@ export function createRestHandler(options: RestHandlerOptions) {
     const answer = await answerTool(ctx, entry, r.args({ params, body, key }), correlationMeta(req.headers))
     const [status, text, fault] = restAnswer(answer, outputChecks.get(entry.tool.name))
     if (fault !== undefined) logger?.error({ binding: 'rest', tool: entry.tool.name, fault }, 'answer withheld')
-    // An outage (503 unavailable) says when to come back, so HTTP clients and proxies can wait without reading MCP or
-    // the envelope.
-    send(res, status, text, status === 503 ? { 'retry-after': String(retryAfterOf(answer)) } : {})
+    // An outage (503 unavailable) and a key still held by another call (409 in_progress) say when to come back, so
+    // HTTP clients and proxies can wait without reading MCP or the envelope.
+    const retryAfter = retryAfterOf(answer, status)
+    send(res, status, text, retryAfter === undefined ? {} : { 'retry-after': String(retryAfter) })
   }
 }
 
-/** The answer's Retry-After in seconds; an unavailable answer that names none (a port's own) gets an outage's 2. */
-const retryAfterOf = (answer: ToolAnswer) => (!answer.ok && answer.retryAfterSeconds) || RETRY_AFTER_SECONDS.unreachable
+/**
+ * The answer's Retry-After in seconds: the one it names, else an outage's 2 for a 503 (a port's own unavailable
+ * names none), else none.
+ */
+const retryAfterOf = (answer: ToolAnswer, status: number): number | undefined =>
+  (!answer.ok && answer.retryAfterSeconds) || (status === 503 ? RETRY_AFTER_SECONDS.unreachable : undefined)
 
 const INTERNAL_ERROR = JSON.stringify({
   error: { code: 'internal_error', message: 'the provider built an invalid answer', retryable: true },

@@ -10,7 +10,10 @@ export type ToolAnswer =
       body: { error: { code: string; message: string; retryable: boolean } }
       /** What the billing port threw, for the call's log line (class, message, stack); never sent. */
       fault?: unknown
-      /** An outage (`unavailable`): seconds to wait, sent as Retry-After on REST and on the MCP fast paths. */
+      /**
+       * Seconds to wait, sent as Retry-After on REST and on the MCP fast paths: an outage (`unavailable`), and a key
+       * another call still holds (`in_progress`).
+       */
       retryAfterSeconds?: number
     }
 
@@ -28,6 +31,19 @@ export const fail = (code: string, message: string, fault?: unknown): ToolFailur
 })
 export const invalid = (message: string) => fail('invalid_request', message)
 export const notFound = () => fail('not_found', 'no such object')
+
+/**
+ * Seconds a caller of a key that another call still holds is told to wait. Short: the holder usually answers within
+ * a second, and a holder that failed ends its lease as soon as the store takes the write (ProviderRules), so the
+ * retry then resumes the operation instead of waiting out the lease.
+ */
+export const IN_PROGRESS_RETRY_AFTER_SECONDS = 1
+
+/** `in_progress` (409), with its Retry-After. */
+export const inProgress = (): ToolFailure => ({
+  ...fail('in_progress', 'a call with this key is still running; retry later'),
+  retryAfterSeconds: IN_PROGRESS_RETRY_AFTER_SECONDS,
+})
 
 /**
  * The answer to a call that failed on `error`, when the error is an outage (the store or the database behind the

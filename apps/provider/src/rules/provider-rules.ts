@@ -14,7 +14,7 @@ import type {
 import { StoreError } from '../errors.js'
 import { RETRY_AFTER_SECONDS } from '../store/outage.js'
 import type { ClaimRequest, KeyFinish, OperationKind, OperationRow, Outcome, Store } from '../store/store.js'
-import { fail, invalid, notFound, ok, outageAnswer, type ToolAnswer } from './answers.js'
+import { fail, inProgress, invalid, notFound, ok, outageAnswer, type ToolAnswer } from './answers.js'
 import { cancelRefusal, refundRefusal } from './refusals.js'
 
 export interface RulesOptions {
@@ -26,7 +26,15 @@ export interface RulesOptions {
   inProgressLeaseMs?: number
   /** Told of every keyed call whose key was already recorded (for metrics): what it came to. */
   onReplay?: (operation: OperationKind, result: 'replayed' | 'conflict' | 'in_progress') => void
+  /**
+   * How often a claim whose lease could not be ended (the store failed) is tried again while the store stays down.
+   * Default 500. Every store call this process makes successfully also tries them at once.
+   */
+  endLeaseRetryMs?: number
 }
+
+/** Claims whose lease this process could not end that it keeps to end later; beyond, their leases end on their own. */
+const MAX_UNENDED_CLAIMS = 100_000
 
 export interface RefundArgs {
   idempotency_key?: string
@@ -67,6 +75,18 @@ export class ProviderRules {
   // Unique per process start, so a restarted process never mistakes a dead process's claim for its own.
   readonly #instance = randomUUID()
   #seq = 0
+  /**
+   * Claims of this process (key → owner) that it gave up on — their call was answered `unavailable` because the store
+   * failed — and whose lease it could not end then (the same failure). Kept, and the lease ended as soon as the store
+   * takes the write: a retry of the key (on any replica) then resumes it through billing.lookup within a second or
+   * two instead of being answered in_progress until the lease runs out. Ending only this process's own claim (owner
+   * matched in the statement) is what makes it safe: nothing of this process still runs the key, and a claim that
+   * another replica took over meanwhile has another owner and is left alone.
+   */
+  readonly #unended = new Map<string, string>()
+  readonly #endLeaseRetryMs: number
+  #endingLeases: Promise<void> | undefined
+  #endLeaseTimer: NodeJS.Timeout | undefined
 
   constructor(options: RulesOptions) {
     this.#store = options.store
@@ -74,8 +94,64 @@ export class ProviderRules {
     this.#now = options.now ?? Date.now
     this.#leaseMs = options.inProgressLeaseMs ?? 30_000
     this.#onReplay = options.onReplay
+    this.#endLeaseRetryMs = options.endLeaseRetryMs ?? 500
     if (!Number.isInteger(this.#leaseMs) || this.#leaseMs < 1)
       throw new RangeError('inProgressLeaseMs must be a whole number ≥ 1')
+    if (!Number.isInteger(this.#endLeaseRetryMs) || this.#endLeaseRetryMs < 1)
+      throw new RangeError('endLeaseRetryMs must be a whole number ≥ 1')
+  }
+
+  /** Claims this process gave up on whose lease it has not been able to end yet (the store failed). */
+  get unendedClaims(): number {
+    return this.#unended.size
+  }
+
+  /**
+   * Ends the lease of a claim this process gives up on without an outcome, so the next caller of the key recovers it
+   * through billing.lookup. When the store fails, the claim is kept and ended later (see #unended).
+   */
+  async #endLease(key: string, owner: string): Promise<void> {
+    try {
+      await this.#store.abandon(key, owner)
+    } catch (error) {
+      if (outageAnswer(error) === undefined || this.#unended.size >= MAX_UNENDED_CLAIMS) return
+      this.#unended.set(key, owner)
+      this.#scheduleEndLeases(this.#endLeaseRetryMs)
+    }
+  }
+
+  #scheduleEndLeases(delayMs: number): void {
+    if (this.#endLeaseTimer !== undefined || this.#endingLeases !== undefined || this.#unended.size === 0) return
+    this.#endLeaseTimer = setTimeout(() => {
+      this.#endLeaseTimer = undefined
+      void this.#endLeases()
+    }, delayMs)
+    this.#endLeaseTimer.unref()
+  }
+
+  /**
+   * Tries the kept claims in order, stopping at the first failure (the store is still down: one failed statement
+   * per round, not one per claim), and again after endLeaseRetryMs while some are left. A failure that is not an
+   * outage (the store closed) drops the claim: its lease ends on its own.
+   */
+  #endLeases(): Promise<void> {
+    if (this.#endingLeases !== undefined) return this.#endingLeases
+    clearTimeout(this.#endLeaseTimer)
+    this.#endLeaseTimer = undefined
+    this.#endingLeases = (async () => {
+      for (const [key, owner] of [...this.#unended]) {
+        try {
+          await this.#store.abandon(key, owner)
+        } catch (error) {
+          if (outageAnswer(error) !== undefined) break
+        }
+        if (this.#unended.get(key) === owner) this.#unended.delete(key)
+      }
+    })().finally(() => {
+      this.#endingLeases = undefined
+      this.#scheduleEndLeases(this.#endLeaseRetryMs)
+    })
+    return this.#endingLeases
   }
 
   /** Keyed operations this process is running now (claimed or claiming, no outcome yet). */
@@ -245,10 +321,20 @@ export class ProviderRules {
     const owner = `${this.#instance}:${++this.#seq}`
     const request = { key, fingerprint, operation, targetRef, owner, nowMs: this.#now(), leaseMs: this.#leaseMs }
     const recordOf = (o: LookupOutcome) => ({ ...toOutcome(o), nowMs: this.#now() })
-    // Written as one, or not at all (a key seen before, a charge that moved…): then the usual path, which finds out.
-    const inOneWrite = await claiming?.(request, recordOf)
-    if (inOneWrite !== undefined) return answerOf(toOutcome(inOneWrite).outcome)
-    const claim = await this.#store.claim(request)
+    let claim: Awaited<ReturnType<Store['claim']>>
+    try {
+      // Written as one, or not at all (a key seen before, a charge that moved…): then the usual path, which finds out.
+      const inOneWrite = await claiming?.(request, recordOf)
+      if (inOneWrite !== undefined) return answerOf(toOutcome(inOneWrite).outcome)
+      claim = await this.#store.claim(request)
+    } catch (error) {
+      // The claim may have committed although its answer was lost (the connection cut after the commit): nothing ran
+      // under it, so its lease is ended (now, or once the store takes the write) for the retry to take it over.
+      if (outageAnswer(error) !== undefined) void this.#endLease(key, owner)
+      throw error
+    }
+    // The store answers: claims this process could not end during an outage are ended now.
+    if (this.#unended.size > 0) void this.#endLeases()
     if (claim.kind === 'exists') return this.#replay(claim.row, fingerprint, true)
     // A billing system in this store's database (the demo ledger) records the outcome with its change.
     const sameTransaction: SameTransactionOutcome = { owner, recordOf }
@@ -258,7 +344,7 @@ export class ProviderRules {
     } catch (error) {
       // The billing call's fate is unknown: keep the claim (so nobody re-runs it blind) but end its lease, so the
       // next call with this key recovers through billing.lookup(key). The error goes to the call's log line.
-      await this.#store.abandon(key, owner).catch(() => {})
+      await this.#endLease(key, owner)
       // The store's own outage (a demo ledger lives in it) says so; anything else is the billing system not answering.
       return (
         (error instanceof StoreError ? outageAnswer(error) : undefined) ?? {
@@ -277,9 +363,9 @@ export class ProviderRules {
       recorded = sameTransaction.finished ?? (await this.#store.finish(key, owner, outcome, this.#now()))
     } catch (error) {
       // Billing acted but its outcome is not recorded (the store went away meanwhile): end the lease, as for a
-      // billing failure, so the retry recovers through billing.lookup(key) at once instead of answering in_progress
-      // until the lease runs out. In a full outage this fails too, and the lease ends on its own.
-      await this.#store.abandon(key, owner).catch(() => {})
+      // billing failure, so the retry recovers through billing.lookup(key) instead of answering in_progress until the
+      // lease runs out. In a full outage this fails too, and the lease is ended once the store takes writes again.
+      await this.#endLease(key, owner)
       const outage = outageAnswer(error)
       if (outage === undefined) throw error
       return outage
@@ -297,7 +383,7 @@ export class ProviderRules {
     const result = row.fingerprint !== fingerprint ? 'conflict' : row.status === 'running' ? 'in_progress' : 'replayed'
     if (seenBefore) this.#onReplay?.(row.operation, result)
     if (result === 'conflict') return fail('idempotency_conflict', 'this key was used with other parameters')
-    if (result === 'in_progress') return fail('in_progress', 'a call with this key is still running; retry later')
+    if (result === 'in_progress') return inProgress()
     const current = row.status === 'pending' ? await this.#refreshPending(row) : row
     return answerOf(current)
   }

@@ -111,6 +111,7 @@ export class StoreHealth {
   #epoch = 0
   #announced = false
   #logger: Logger | undefined
+  readonly #onDown: (() => void)[] = []
 
   /** Changes with every transition: read it when a call starts, hand it to failed() or succeeded() when it ends. */
   get epoch(): number {
@@ -128,6 +129,18 @@ export class StoreHealth {
     this.#down = outage
     this.#epoch++
     this.#announced = false
+    for (const listener of this.#onDown) {
+      try {
+        listener()
+      } catch {
+        // A listener's fault must not turn the store call's answer into another error.
+      }
+    }
+  }
+
+  /** Calls `listener` at every transition to down (e.g. so a cached readiness answer is not served through it). */
+  onDown(listener: () => void): void {
+    this.#onDown.push(listener)
   }
 
   /** A store call that started at epoch `since` succeeded: an outage that was announced ends with one line. */

@@ -3,7 +3,7 @@
 import pg from 'pg'
 import { parseIntoClientConfig } from 'pg-connection-string'
 import { StoreError } from '../errors.js'
-import { StoreHealth } from './outage.js'
+import { outageOf, StoreHealth } from './outage.js'
 import { jsonOrNull, type Outcome } from './store.js'
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/
@@ -29,13 +29,17 @@ export interface PostgresStoreOptions {
 
 /** What a store's statements need: the pools, its schema, and error wrapping. */
 export interface PostgresConnection {
-  pool: pg.Pool
+  /**
+   * The pool of the moment: read it for each statement, never keep it — both pools are replaced when the server
+   * turns out read-only (see recycle).
+   */
+  readonly pool: pg.Pool
   /**
    * A small pool (see unflushedPoolSettings) whose commits do not wait for the WAL flush (synchronous_commit=off):
    * for claims and the demo ledger's optimistic writes only, never for a write that is answered on without a later
    * synchronous commit. See unflushedPoolSettings for why that is safe.
    */
-  unflushedPool: pg.Pool
+  readonly unflushedPool: pg.Pool
   schema: string
   /**
    * Runs fn; any failure becomes a StoreError (the cause kept for logs, never in the message). A serialization
@@ -46,9 +50,32 @@ export interface PostgresConnection {
   health: StoreHealth
   /** BEGIN … COMMIT on one pooled client (ROLLBACK on failure). */
   transaction<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T>
+  /**
+   * Replaces both pools with new ones (the old ones end once their connections are returned): no statement runs again
+   * on a connection opened before. Done when a statement finds the server read-only (SQLSTATE 25006): a demoted
+   * primary, or a standby the address now leads to. Its connections would otherwise keep answering reads from a
+   * server that no longer takes writes — and a write fails on each once before the pool drops it.
+   */
+  recycle(): void
+  /** How many times the pools were replaced (tests, logs). */
+  readonly recycled: number
   /** Closes both pools. */
   end(): Promise<void>
 }
+
+/** SQLSTATE 25006 read_only_sql_transaction: the server (or this session) no longer takes writes. */
+const READ_ONLY = '25006'
+
+/**
+ * A connection a statement failed on is not pooled again unless the server refused the statement on its merits (a
+ * constraint, a deadlock or serialization failure): a cut or timed-out connection, or one to a server that is
+ * shutting down, read-only or out of disk, is dropped.
+ */
+const dropsConnection = (e: unknown) =>
+  !(e instanceof pg.DatabaseError) || (outageOf(e) ?? { kind: 'contention' }).kind !== 'contention'
+
+/** Pools are replaced at most this often: a burst of read-only failures (every pooled connection) replaces them once. */
+const RECYCLE_INTERVAL_MS = 1_000
 
 /**
  * Session settings of both pools. Every statement they run is a probe by primary key or unique key, or a range on
@@ -119,21 +146,44 @@ export function connectPostgres(options: PostgresStoreOptions): PostgresConnecti
   if (!Number.isInteger(max) || max < 1) throw new RangeError('maxConnections must be a whole number ≥ 1')
   const parsed = clientConfigOf(options.connectionString)
   const { connectTimeoutMs, queryTimeoutMs } = postgresTimeouts(options, parsed)
-  const pool = new pg.Pool({
-    ...withSessionOptions(parsed, SESSION_OPTIONS),
-    max,
-    connectionTimeoutMillis: connectTimeoutMs,
-    query_timeout: queryTimeoutMs,
-  })
-  const unflushedPool = new pg.Pool({
-    ...withSessionOptions(parsed, unflushedPoolSettings.options),
-    max: unflushedPoolSettings.max,
-    connectionTimeoutMillis: connectTimeoutMs,
-    query_timeout: queryTimeoutMs,
-  })
-  // An idle client error (server restart) must not crash the process; the next query reports it.
-  pool.on('error', () => {})
-  unflushedPool.on('error', () => {})
+  const makePools = () => {
+    const pool = new pg.Pool({
+      ...withSessionOptions(parsed, SESSION_OPTIONS),
+      max,
+      connectionTimeoutMillis: connectTimeoutMs,
+      query_timeout: queryTimeoutMs,
+    })
+    const unflushedPool = new pg.Pool({
+      ...withSessionOptions(parsed, unflushedPoolSettings.options),
+      max: unflushedPoolSettings.max,
+      connectionTimeoutMillis: connectTimeoutMs,
+      query_timeout: queryTimeoutMs,
+    })
+    // An idle client error (server restart) must not crash the process; the next query reports it.
+    pool.on('error', () => {})
+    unflushedPool.on('error', () => {})
+    return { pool, unflushedPool }
+  }
+  let pools = makePools()
+  const retired = new Set<Promise<void>>()
+  let recycled = 0
+  let lastRecycleAt = Number.NEGATIVE_INFINITY
+  let ended = false
+  const recycle = () => {
+    const now = performance.now()
+    if (ended || now - lastRecycleAt < RECYCLE_INTERVAL_MS) return
+    lastRecycleAt = now
+    recycled++
+    const old = pools
+    pools = makePools()
+    // end() waits for the connections in use to be returned (their statements finish or fail as they would).
+    const ending = Promise.all([old.pool.end(), old.unflushedPool.end()]).then(
+      () => {},
+      () => {},
+    )
+    retired.add(ending)
+    void ending.then(() => retired.delete(ending))
+  }
   const health = new StoreHealth()
   const guard = async <T>(fn: () => Promise<T>): Promise<T> => {
     for (let attempt = 1; ; attempt++) {
@@ -144,6 +194,7 @@ export function connectPostgres(options: PostgresStoreOptions): PostgresConnecti
         return out
       } catch (cause) {
         if (cause instanceof StoreError) throw cause
+        if (outageOf(cause)?.code === READ_ONLY) recycle()
         // A serialization failure or deadlock rolled the statement (or transaction) back: running it again is safe,
         // and usually succeeds once the other transaction is through. Left after the retries, it is an outage.
         if (attempt < 3 && isRetryableConflict(cause)) {
@@ -156,7 +207,7 @@ export function connectPostgres(options: PostgresStoreOptions): PostgresConnecti
   }
   const transaction = <T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> =>
     guard(async () => {
-      const c = await pool.connect()
+      const c = await pools.pool.connect()
       let failed: unknown
       try {
         await c.query('BEGIN')
@@ -168,15 +219,33 @@ export function connectPostgres(options: PostgresStoreOptions): PostgresConnecti
         await c.query('ROLLBACK').catch(() => {})
         throw e
       } finally {
-        // A connection a statement failed on may be cut or mid-answer (a query timeout): dropped, not pooled again.
-        // After a refused statement (a constraint, a deadlock) the ROLLBACK left it clean and it is kept.
-        c.release(failed !== undefined && !(failed instanceof pg.DatabaseError) ? (failed as Error) : undefined)
+        // A connection a statement failed on may be cut or mid-answer (a query timeout), or lead to a server that is
+        // shutting down or read-only: dropped, not pooled again. After a refused statement (a constraint, a deadlock)
+        // the ROLLBACK left it clean and it is kept.
+        c.release(failed !== undefined && dropsConnection(failed) ? (failed as Error) : undefined)
       }
     })
   const end = async () => {
-    await Promise.all([pool.end(), unflushedPool.end()])
+    ended = true
+    await Promise.all([pools.pool.end(), pools.unflushedPool.end(), ...retired])
   }
-  return { pool, unflushedPool, schema, guard, health, transaction, end }
+  return {
+    get pool() {
+      return pools.pool
+    },
+    get unflushedPool() {
+      return pools.unflushedPool
+    },
+    schema,
+    guard,
+    health,
+    transaction,
+    recycle,
+    get recycled() {
+      return recycled
+    },
+    end,
+  }
 }
 
 const isRetryableConflict = (e: unknown) => e instanceof pg.DatabaseError && (e.code === '40001' || e.code === '40P01')

@@ -112,12 +112,13 @@ function keyStatements(s: string) {
 }
 
 function keysStore(connection: PostgresConnection): Store {
-  const { pool, guard } = connection
+  const { guard } = connection
   const sql = keyStatements(connection.schema)
+  // connection.pool is read at each call: the pools are replaced when the server turns read-only (recycle).
   const run = <R extends pg.QueryResultRow = Record<string, unknown>>(
     name: keyof typeof sql,
     values: unknown[],
-  ): Promise<pg.QueryResult<R>> => pool.query<R>({ name: `tollgate_${name}`, text: sql[name], values })
+  ): Promise<pg.QueryResult<R>> => connection.pool.query<R>({ name: `tollgate_${name}`, text: sql[name], values })
   // A claim's INSERT commits without waiting for the WAL flush: see unflushedPoolSettings (postgres-connection.ts).
   const insertClaims = <R extends pg.QueryResultRow>(name: 'insert' | 'insertMany', values: unknown[]) =>
     connection.unflushedPool.query<R>({ name: `tollgate_${name}`, text: sql[name], values })
@@ -203,10 +204,12 @@ function keysStore(connection: PostgresConnection): Store {
     purge: (cutoffMs) =>
       guard(
         async () =>
-          (await pool.query(longQuery({ name: 'tollgate_purge', text: sql.purge, values: [cutoffMs] }))).rowCount ?? 0,
+          (await connection.pool.query(longQuery({ name: 'tollgate_purge', text: sql.purge, values: [cutoffMs] })))
+            .rowCount ?? 0,
       ),
     countPending: () => guard(async () => (await run<{ n: number }>('countPending', [])).rows[0]?.n ?? 0),
     probe: () => guard(async () => void (await run('probe', [Date.now()]))),
+    onOutage: (listener) => connection.health.onDown(listener),
     close: () => guard(() => connection.end()),
   }
 }

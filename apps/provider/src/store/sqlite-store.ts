@@ -156,6 +156,7 @@ function keysStore(c: SqliteConnection, tx: ReturnType<typeof keyTransactions>):
     countPending: () => c.read(() => (q.countPending.get() as { n: number }).n),
     // A write of its own through the group commit (synced like any other with 'power-loss').
     probe: () => c.write(() => void q.probe.run(Date.now())),
+    onOutage: (listener) => c.health.onDown(listener),
     close: () => c.read(() => c.close()),
   }
 }

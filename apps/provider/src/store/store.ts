@@ -82,6 +82,11 @@ export interface Store {
    * write that succeeds ends a recorded outage as a call's would.
    */
   probe(): Promise<void>
+  /**
+   * Calls `listener` whenever a store call finds the database unavailable (an outage begins): readiness drops its
+   * cached answer then, so /readyz reports a switch that lasts less than its cache.
+   */
+  onOutage?(listener: () => void): void
 
   close(): Promise<void>
 }
