@@ -1,7 +1,6 @@
 // The serving command's flags: one table that drives the parser, `--help` and the README test, and the checks that
 // turn argv into a plan. A problem is returned as one line naming the flag; no value a person typed is echoed at
 // length (a flag's value may be a token-like secret, a URL with a password, or megabytes of text).
-import { readFileSync, statSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -10,6 +9,7 @@ import type { SourceConfig } from '../rates/index.js'
 import { ECB_EXR_BASE } from '../rates/sources/live.js'
 import { DEFAULT_ADVERTISED_SCOPES, DEFAULT_PORT, RESOURCE } from './constants.js'
 import { type BudgetRedisTarget, budgetPrefix, budgetRedisTarget, type TokenMode, tokenMode } from './deployment.js'
+import { readPolicyFile } from './policy-file.js'
 
 /** The budget clocks by name: `wall` refills on the wall clock (the served default), `frozen` never refills. */
 export type ClockName = 'wall' | 'monotonic' | 'frozen'
@@ -41,8 +41,6 @@ export const MAX_SHUTDOWN_TIMEOUT_MS = 600_000
  * while each other still gets its own 60.
  */
 export const DEFAULT_OPEN_BUDGET = { reserve: 60, pool: 240, windowSeconds: 60 } as const
-/** Largest --budget-policy file read, bytes (100 000 listed callers fit well within). */
-export const MAX_POLICY_FILE_BYTES = 16 * 1024 * 1024
 
 interface FlagSpec {
   type: 'string' | 'boolean'
@@ -518,27 +516,6 @@ function openBudgetPolicy(values: Values, mode: TokenMode, cwd: string): BudgetP
 /** integerFlag, undefined when the flag is absent. */
 function optionalInteger(values: Values, name: string, min: number, max: number): number | UsageProblem | undefined {
   return values[name] === undefined ? undefined : integerFlag(values, name, 0, min, max)
-}
-
-/** The policy file as a JSON object, or a one-line reason naming neither the path's contents nor its values. */
-function readPolicyFile(file: string): Record<string, unknown> | string {
-  let text: string
-  try {
-    if (statSync(file).size > MAX_POLICY_FILE_BYTES)
-      return `the file is larger than ${MAX_POLICY_FILE_BYTES / 1024 / 1024} MiB`
-    text = readFileSync(file, 'utf8')
-  } catch (error) {
-    return `cannot read the file (${(error as { code?: string }).code ?? 'unreadable'})`
-  }
-  let value: unknown
-  try {
-    value = JSON.parse(text)
-  } catch {
-    return 'the file is not JSON'
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value))
-    return 'a budget policy must be a JSON object'
-  return value as Record<string, unknown>
 }
 
 /** An integer flag within bounds, `fallback` when absent; the problem names the flag and the range, never the value. */

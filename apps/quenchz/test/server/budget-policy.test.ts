@@ -132,6 +132,29 @@ describe('the budget policy of --jwks-url', () => {
     for (const [args, expected] of cases) assert.equal(problem([...JWKS, ...args]), expected, args.join(' '))
   })
 
+  test('a key given twice in one object is refused (not the last one silently winning), naming where, never the value or the sub', () => {
+    const cases: Array<[string, string]> = [
+      ['{"reserve": 5, "pool": 10, "reserve": 99999}', 'reserve'],
+      ['{"callers": {"alice": {"reserve": 1}, "bob": {"reserve": 2}, "alice": {"reserve": 77}}}', 'callers (entry 3)'],
+      ['{"callers": {"alice": {"reserve": 1, "reserve": 77}}}', 'callers (entry 1).reserve'],
+      // Escapes are compared after unescaping: "\u0061lice" is alice.
+      ['{"callers": {"alice": {"reserve": 1}, "\\u0061lice": {"reserve": 77}}}', 'callers (entry 2)'],
+      ['{"reserve": 5, "hunter2": 1, "hunter2": 2}', 'the policy (member 3)'],
+      ['{"callers": {"x": {"hunter2": [1, {"a": 1, "a": 2}]}}}', 'callers (entry 1) (member 1)[1] (member 2)'],
+    ]
+    for (const [json, path] of cases) {
+      const said = problem([...JWKS, '--budget-policy', file('twice.json', json)])
+      assert.equal(said, `--budget-policy: ${path} is given twice in one object (duplicate key)`, json)
+      for (const secret of ['alice', 'hunter2', '99999', '77']) assert.ok(!said?.includes(secret), `${json}: ${said}`)
+    }
+    // The same file with each key once is accepted.
+    assert.deepEqual(
+      policyOf([...JWKS, '--budget-policy', file('once.json', '{"reserve": 5, "callers": {"alice": {"reserve": 1}}}')])
+        ?.callers,
+      { alice: { reserve: 1 } },
+    )
+  })
+
   test('the Redis flags: --budget-redis-timeout-ms (default 500) and --budget-state-lost (default reseed) need --budget-redis', () => {
     const redis = [...JWKS, '--budget-redis', 'redis://127.0.0.1:6379']
     assert.deepEqual(
