@@ -40,6 +40,8 @@ export interface AcmeConfig {
   seedDemo: boolean
   /** MCP_SESSION_KEY: the 2025-era session ids' key, the same on every replica (≥ 32 characters). */
   sessionKey?: string
+  /** RETENTION_DAYS: how long the key store keeps each idempotency key and its outcome (≥ 30); default 30. */
+  retentionDays?: number
   /** SHUTDOWN_DELAY_MS: on SIGTERM, serve on with /readyz 503 this long first; default 3000. */
   shutdownDelayMs: number
   /** SHUTDOWN_DEADLINE_MS: then answer what was received within this long; default 10000. */
@@ -63,6 +65,7 @@ export const CONFIG_VARIABLES = [
   'ACME_DATA_DIR',
   'ACME_SEED_DEMO',
   'MCP_SESSION_KEY',
+  'RETENTION_DAYS',
   'SHUTDOWN_DELAY_MS',
   'SHUTDOWN_DEADLINE_MS',
 ] as const
@@ -169,6 +172,7 @@ export function readConfig(env: NodeJS.ProcessEnv): AcmeConfig {
   if (sessionKey !== undefined && sessionKey.length < 32)
     throw new ConfigError('MCP_SESSION_KEY', 'must be at least 32 characters (openssl rand -hex 32)')
 
+  const retentionDays = integer('RETENTION_DAYS', 30, 3_650)
   const shutdownDelayMs = integer('SHUTDOWN_DELAY_MS', 0, 600_000) ?? DEFAULT_SHUTDOWN_DELAY_MS
   const shutdownDeadlineMs = integer('SHUTDOWN_DEADLINE_MS', 0, 600_000) ?? DEFAULT_SHUTDOWN_DEADLINE_MS
 
@@ -186,6 +190,7 @@ export function readConfig(env: NodeJS.ProcessEnv): AcmeConfig {
     ...(dataDir !== undefined && { dataDir }),
     seedDemo: seed === '1',
     ...(sessionKey !== undefined && { sessionKey }),
+    ...(retentionDays !== undefined && { retentionDays }),
     shutdownDelayMs,
     shutdownDeadlineMs,
   }

@@ -161,6 +161,7 @@ try {
       ...(config.adminHost !== undefined && { adminHost: config.adminHost }),
       ...(tls !== undefined && { tls }),
       ...(config.sessionKey !== undefined && { sessionKey: config.sessionKey }),
+      ...(config.retentionDays !== undefined && { retentionDays: config.retentionDays }),
       shutdownDelayMs: config.shutdownDelayMs,
       shutdownDeadlineMs: config.shutdownDeadlineMs,
     },
