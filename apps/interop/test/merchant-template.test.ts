@@ -303,4 +303,46 @@ describe('the worked example serving TLS itself: SIGHUP re-reads its files, SIGT
       rmSync(scratch, { recursive: true, force: true })
     }
   })
+  test('SIGTERM drains with shutdown(): /readyz answers 503 at once while signed calls are still answered', async () => {
+    const scratch = mkdtempSync(join(tmpdir(), 'tollgate-template-drain-'))
+    const ca = makeTestCertificateAuthority()
+    const leaf = ca.issue()
+    writeFileSync(join(scratch, 'cert.pem'), leaf.cert)
+    writeFileSync(join(scratch, 'key.pem'), leaf.key)
+    // A delay far longer than the test: whatever the machine's speed, the checks below run inside it.
+    const server = await startExampleServer(
+      {
+        PORT: '0',
+        TLS_CERT_FILE: join(scratch, 'cert.pem'),
+        TLS_KEY_FILE: join(scratch, 'key.pem'),
+        SIGNING_SECRET: SECRET,
+        ACME_DATA_DIR: scratch,
+        ACME_SEED_DEMO: '1',
+        SHUTDOWN_DELAY_MS: '600000',
+      },
+      scratch,
+    )
+    try {
+      const port = Number(new URL(server.url).port)
+      const host = `localhost:${port}`
+      const describeCall = () =>
+        httpsRequest(port, ca.caCert, {
+          path: '/v1/describe',
+          headers: {
+            host,
+            ...signHeaders(SECRET, { method: 'GET', host, path: '/v1/describe', body: Buffer.alloc(0) }),
+          },
+        })
+      assert.equal((await httpsRequest(port, ca.caCert, { path: '/readyz', headers: { host } })).status, 200)
+      server.child.kill('SIGTERM')
+      await server.waitForLog(/"signal":"SIGTERM","delayMs":600000,"msg":"stopping/)
+      assert.equal((await httpsRequest(port, ca.caCert, { path: '/readyz', headers: { host } })).status, 503)
+      const during = await describeCall()
+      assert.equal(during.status, 200, during.body)
+    } finally {
+      await server.kill()
+      ca.dispose()
+      rmSync(scratch, { recursive: true, force: true })
+    }
+  })
 })
