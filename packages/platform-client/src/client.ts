@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { validateHeaderName, validateHeaderValue } from 'node:http'
+import { setTimeout as sleep } from 'node:timers/promises'
 import {
   contractValidator,
   errorHttpStatus,
@@ -26,6 +27,7 @@ import { exchange, type Outgoing, type Received } from './internal/http.js'
 import { isObject, plain, resultOf } from './internal/messages.js'
 import { readRestAnswer } from './internal/rest-answers.js'
 import { pathPrefix, restRequestOf } from './internal/rest-routes.js'
+import { retryAfterMs } from './internal/retry-after.js'
 import { TOOL_LIST_MAX_DEPTH } from './limits.js'
 
 /** The protocol era a server speaks: the 2026-07-28 revision, or the session-based one before it. */
@@ -66,6 +68,16 @@ export interface PlatformClientOptions {
   maxAttempts?: number
   /** Pause before a retry, multiplied by the attempt number; default 200. */
   retryDelayMs?: number
+  /**
+   * The deadline of one callTool, from its start: its attempts and every wait between them; default 90000 (the
+   * default maxAttempts × timeoutMs). No wait reaches past it, and each request's timeout is cut to what is left.
+   */
+  callTimeoutMs?: number
+  /**
+   * The longest Retry-After that callTool waits for (409 in_progress, 429, 503); default 10000. A longer one is not
+   * waited for: the call ends with that answer at once (its retryAfterMs says when to come back).
+   */
+  maxRetryAfterMs?: number
   /** The signing clock, default the system clock. */
   now?: () => Date
   /** Where detected eras are cached per base URL; default a module-wide cache. */
@@ -103,6 +115,8 @@ export interface AttemptOptions {
   signatureFor?: (phase: RequestPhase) => SignatureMode
   /** REST only (needs an idempotency_key in the arguments): breaks the key field's binding on purpose. */
   keyFieldFault?: KeyFieldFault
+  /** Epoch ms bounding the attempt's requests (each request's timeout is cut to what is left). */
+  deadline?: number
 }
 
 /**
@@ -126,6 +140,8 @@ export type ToolOutcome<T = unknown> =
       requestId: string
       /** REST only: the received body, byte for byte (a replay is compared on these bytes). */
       body?: Buffer
+      /** The answer's Retry-After in milliseconds, when it carried one (409 in_progress, 429, 503). */
+      retryAfterMs?: number
     }
 
 /** A call's answer after retries; 'verified' when retries ran out and sr_get_operation was asked. */
@@ -167,7 +183,12 @@ const DEFAULTS = {
   maxBodyBytes: 1024 * 1024,
   maxAttempts: 3,
   retryDelayMs: 200,
+  callTimeoutMs: 90_000,
+  maxRetryAfterMs: 10_000,
 } as const
+
+/** The shortest wait on a Retry-After (a `Retry-After: 0` must not spin): also never below retryDelayMs. */
+const MIN_RETRY_AFTER_WAIT_MS = 50
 
 /**
  * Calls merchant-provider/v1 tools the way the platform does: over MCP one session per attempt, over REST one
@@ -232,23 +253,42 @@ export class PlatformClient {
   ): Promise<CallResult<ToolResult<N>>>
   async callTool(name: string, args: Record<string, unknown>, context: CallContext): Promise<CallResult>
   async callTool(name: string, args: Record<string, unknown>, context: CallContext): Promise<CallResult> {
-    // The last 5xx-class failure: a thrown error or a 5xx error envelope.
+    const deadline = Date.now() + this.#options.callTimeoutMs
+    // The last failure: a thrown error or an error envelope (5xx-class, or one that asked to be retried later).
     let last: { error: PlatformClientError } | { outcome: ToolOutcome } | undefined
     let attempts = 0
-    while (attempts < this.#options.maxAttempts) {
+    // Attempts that failed as a 5xx without a Retry-After: these count against maxAttempts.
+    let failures = 0
+    for (;;) {
       attempts += 1
+      let hinted: number | undefined
       try {
-        const outcome = await this.attempt(name, args, context)
-        if (outcome.kind !== 'error' || outcome.status < 500) return { ...outcome, attempts }
+        const outcome = await this.attempt(name, args, context, { deadline })
+        hinted = retryLater(outcome)
+        if (hinted === undefined && (outcome.kind !== 'error' || outcome.status < 500)) return { ...outcome, attempts }
         last = { outcome }
       } catch (error) {
-        if (!(error instanceof PlatformClientError) || !error.retryable) throw error
+        if (!(error instanceof PlatformClientError)) throw error
+        hinted = retryLater(error)
+        if (hinted === undefined && !error.retryable) throw error
         last = { error }
       }
-      if (attempts < this.#options.maxAttempts) await this.#pause(attempts)
+      let wait: number
+      if (hinted !== undefined) {
+        // The answer said when to come back: waited for when it fits under the cap and before the deadline.
+        wait = Math.max(hinted, this.#options.retryDelayMs, MIN_RETRY_AFTER_WAIT_MS)
+        if (hinted > this.#options.maxRetryAfterMs) break
+      } else {
+        failures += 1
+        if (failures >= this.#options.maxAttempts) break
+        wait = this.#options.retryDelayMs * failures
+      }
+      if (Date.now() + wait >= deadline) break
+      await sleep(wait, undefined, this.#options.signal === undefined ? {} : { signal: this.#options.signal })
     }
-    // maxAttempts >= 1 is checked at construction, so at least one attempt ran and failed as a 5xx.
-    if (last === undefined) throw new Error('unreachable: no attempt ran')
+    // A refusal that asked to be retried later (409 in_progress, 429) is the answer when the wait does not fit.
+    if ('outcome' in last && last.outcome.status < 500) return { ...last.outcome, attempts }
+    if ('error' in last && !last.error.retryable) throw last.error
     const lastFailure = 'error' in last ? last.error.code : (last.outcome as { code: string }).code
     const key = args.idempotency_key
     if (typeof key === 'string' && name !== 'sr_get_operation') {
@@ -297,7 +337,7 @@ export class PlatformClient {
       'dev.supportroute/channel': context.channel,
     }
     if (context.externalTicket !== undefined) meta['dev.supportroute/external_ticket'] = context.externalTicket
-    const session = await this.#handshake(url, options)
+    const session = await this.#handshake(url, options, options.deadline)
     try {
       const id = this.#nextId()
       const body = {
@@ -306,9 +346,20 @@ export class PlatformClient {
         method: 'tools/call',
         params: { name, arguments: args, _meta: session.era === MODERN_VERSION ? { ...modernMeta(), ...meta } : meta },
       }
-      const received = await this.#post(url, 'tools/call', body, session, options, { 'mcp-name': name })
+      const received = await this.#post(
+        url,
+        'tools/call',
+        body,
+        session,
+        options,
+        { 'mcp-name': name },
+        options.deadline,
+      )
       const result = resultOf(received, 'tools/call')
-      return readToolResult(result, tool.outputRef, session.era, requestId)
+      const outcome = readToolResult(result, tool.outputRef, session.era, requestId)
+      // The MCP answer travels in a 200; a provider may still say when to come back (its fast path does on 503s).
+      const retryAfter = retryAfterMs(received.headers)
+      return outcome.kind === 'error' && retryAfter !== undefined ? { ...outcome, retryAfterMs: retryAfter } : outcome
     } finally {
       await this.#close(url, session, options)
     }
@@ -387,7 +438,7 @@ export class PlatformClient {
       {
         phase: 'rest',
         allowPrivate: this.#options.allowPrivate,
-        timeoutMs: this.#options.timeoutMs,
+        timeoutMs: timeoutWithin(this.#options.timeoutMs, options.deadline),
         maxBodyBytes: this.#options.maxBodyBytes,
         sse: false,
         ...(this.#options.ca !== undefined && { ca: this.#options.ca }),
@@ -536,12 +587,7 @@ export class PlatformClient {
     expectId?: number,
     maxDepth?: number,
   ): Promise<Received> {
-    let timeoutMs = this.#options.timeoutMs
-    if (deadline !== undefined) {
-      const left = deadline - Date.now()
-      if (left <= 0) throw new RequestTimedOut(0)
-      timeoutMs = Math.min(timeoutMs, left)
-    }
+    const timeoutMs = timeoutWithin(this.#options.timeoutMs, deadline)
     const headers = this.#commonHeaders(url)
     if (method === 'POST') {
       headers['content-type'] = 'application/json'
@@ -596,10 +642,6 @@ export class PlatformClient {
     this.#rpcId += 1
     return this.#rpcId
   }
-
-  #pause(attempt: number): Promise<void> {
-    return new Promise((resolve) => setTimeout(resolve, this.#options.retryDelayMs * attempt))
-  }
 }
 
 // Headers the protocol or the signature owns, and the ones the platform never sends: a configured edge header
@@ -646,6 +688,8 @@ const NUMERIC_OPTIONS = [
   ['maxBodyBytes', 1],
   ['maxAttempts', 1],
   ['retryDelayMs', 0],
+  ['callTimeoutMs', 1],
+  ['maxRetryAfterMs', 0],
 ] as const
 
 // Misuse is refused at construction, naming the option (never its value: options may sit next to secrets).
@@ -680,6 +724,28 @@ function checkOptionValues(options: PlatformClientOptions): void {
     throw new TypeError('ca must be a PEM string or a non-empty array of them')
   if (options.signal !== undefined && !(options.signal instanceof AbortSignal))
     throw new TypeError('signal must be an AbortSignal')
+}
+
+/** A request's timeout: timeoutMs, cut to what is left before the deadline (RequestTimedOut when nothing is). */
+function timeoutWithin(timeoutMs: number, deadline: number | undefined): number {
+  if (deadline === undefined) return timeoutMs
+  const left = deadline - Date.now()
+  if (left <= 0) throw new RequestTimedOut(0)
+  return Math.min(timeoutMs, left)
+}
+
+/**
+ * How long an answer asked the platform to wait before the same call again, when it is one the platform retries on
+ * its word: a retryable 409 in_progress, 429 or 503 envelope, or an HTTP 429/503 refusal, carrying Retry-After.
+ * undefined for everything else — a refusal that is not retryable is never retried, whatever header it carries.
+ */
+function retryLater(answer: ToolOutcome | PlatformClientError): number | undefined {
+  if (answer instanceof UnexpectedHttpStatus)
+    return answer.status === 429 || answer.status === 503 ? answer.retryAfterMs : undefined
+  if (answer instanceof PlatformClientError || answer.kind !== 'error' || !answer.retryable) return undefined
+  const asked =
+    (answer.status === 409 && answer.code === 'in_progress') || answer.status === 429 || answer.status === 503
+  return asked ? answer.retryAfterMs : undefined
 }
 
 interface Session {

@@ -74,13 +74,17 @@ export class UnexpectedHttpStatus extends PlatformClientError {
   override readonly code = 'ERR_PLATFORM_HTTP_STATUS' as const
   /** The received body, kept so a caller can judge an error envelope (it never holds our secrets). */
   readonly body: Buffer
+  /** The answer's Retry-After in milliseconds, when it carried a readable one. */
+  readonly retryAfterMs: number | undefined
   constructor(
     readonly status: number,
     readonly phase: RequestPhase,
     body: Buffer,
+    retryAfterMs?: number,
   ) {
     super(`${phase} answered HTTP ${status}`, status >= 500)
     this.body = body
+    this.retryAfterMs = retryAfterMs
   }
 }
 

@@ -19,6 +19,7 @@ import {
 } from '../errors.js'
 import { STRICT_LIMITS } from '../limits.js'
 import type { Received } from './http.js'
+import { retryAfterMs } from './retry-after.js'
 
 /** Reads one JSON-RPC message from received bytes with the strict reader. */
 export function readMessage(
@@ -39,7 +40,8 @@ export function readMessage(
 /** The `result` object answering a POST, or the error the platform makes of the answer. */
 export function resultOf(received: Received, phase: RequestPhase, maxDepth?: number): JsonObject {
   if (received.status !== 200) {
-    throw new UnexpectedHttpStatus(received.status, phase, received.kind === 'body' ? received.body : Buffer.alloc(0))
+    const body = received.kind === 'body' ? received.body : Buffer.alloc(0)
+    throw new UnexpectedHttpStatus(received.status, phase, body, retryAfterMs(received.headers))
   }
   const bytes = received.kind === 'sse' ? received.answer : received.body.length > 0 ? received.body : undefined
   if (bytes === undefined) throw new NoAnswer(phase)
