@@ -118,6 +118,7 @@ describe('the worked example behind the shipped HAProxy configuration, over http
             DATABASE_SCHEMA: schema,
             ACME_SEED_DEMO: '1',
             MCP_SESSION_KEY: sessionKey,
+            ADMIN_PORT: '0',
             SHUTDOWN_DELAY_MS: '0',
           },
           scratch,
@@ -192,6 +193,14 @@ describe('the worked example behind the shipped HAProxy configuration, over http
       assert.deepEqual(tools, TOOLS)
     })
   }
+
+  test('both replicas verified signed requests through the balancer (round-robin, the prefix and host signed)', async () => {
+    for (const [i, replica] of replicas.entries()) {
+      const metrics = await (await fetch(`${replica.adminUrl}/metrics`)).text()
+      const verified = Number(/^tollgate_provider_signatures_verified_total\{secret="1"\} (\d+)/m.exec(metrics)?.[1])
+      assert.ok(verified > 0, `replica ${i + 1} verified ${verified} requests`)
+    }
+  })
 
   test('a foreign host gets 421 and a path outside /billing 404 from HAProxy, never a redirect', async () => {
     const foreign = await httpsRequest(port, ca.caCert, { path: '/billing/readyz', headers: { host: 'evil.example' } })

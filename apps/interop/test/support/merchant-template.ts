@@ -71,6 +71,8 @@ export interface ExampleServer {
   url: string
   /** host:port it listens on. */
   hostPort: string
+  /** The admin listener's base URL (/metrics, /livez, /readyz) when ADMIN_PORT was set. */
+  adminUrl: string | undefined
   stderr(): string
   /** Resolves once stderr holds `count` lines matching `pattern` (nothing else to wait on for a reload). */
   waitForLog(pattern: RegExp, count?: number): Promise<void>
@@ -99,7 +101,7 @@ export async function startExampleServer(env: Record<string, string>, cwd: strin
   const url = await new Promise<string>((resolve, reject) => {
     child.stdout.setEncoding('utf8').on('data', (c: string) => {
       out += c
-      const m = /MCP at (\S+),/.exec(out)
+      const m = /MCP at (\S+),.*\n/.exec(out)
       if (m?.[1] !== undefined) resolve(m[1])
     })
     child.once('exit', (code, signal) => reject(new Error(`the example exited (${code ?? signal}): ${err}`)))
@@ -123,6 +125,7 @@ export async function startExampleServer(env: Record<string, string>, cwd: strin
     child,
     url,
     hostPort: new URL(url).host,
+    adminUrl: /, admin at (\S+)/.exec(out)?.[1],
     stderr: () => err,
     waitForLog,
     stop: async () => {
