@@ -1,5 +1,7 @@
 // `providercheck call` against fakemerchant (the real provider on demo data), over both transports.
 import assert from 'node:assert/strict'
+import { createServer, request } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { after, before, test } from 'node:test'
 import { currencyExponent, formatAmount, main } from '../src/index.js'
 import { freshTarget, SECRET, type Target } from './support/kit-harness.js'
@@ -108,4 +110,49 @@ test('without -allow-private a loopback base URL is refused before any request, 
   const r = await call(['-transport', 'rest', '-base-url', rest.url, 'sr_describe', '{}'])
   assert.equal(r.code, 1)
   assert.match(r.out, /ERR_PLATFORM_BASE_URL: .*\(a local server needs -allow-private\)/)
+})
+
+// Issue 31 §1: `call` is the platform client's call, so a Retry-After on 429/409 in_progress/503 is waited out and
+// the same request sent again. A proxy before the real provider answers the first request 429 with Retry-After and
+// forwards the rest untouched (Host included, so the signature still verifies); it counts what it receives.
+test('rest: a 429 with Retry-After is waited out and the call answered on the retry', async () => {
+  const upstream = new URL(rest.url)
+  let received = 0
+  const proxy = createServer((req, res) => {
+    received += 1
+    if (received === 1) {
+      req.resume()
+      res
+        .writeHead(429, { 'content-type': 'application/json', 'retry-after': '0' })
+        .end('{"error":{"code":"rate_limited","message":"slow down","retryable":true}}')
+      return
+    }
+    const out = request(
+      { host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: req.headers },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers)
+        answer.pipe(res)
+      },
+    )
+    req.pipe(out)
+  })
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve))
+  try {
+    const { port } = proxy.address() as AddressInfo
+    const r = await call([
+      '-transport',
+      'rest',
+      '-allow-private',
+      '-base-url',
+      `http://127.0.0.1:${port}`,
+      'sr_get_transaction',
+      '{"transaction_ref":"ch_1001"}',
+    ])
+    assert.equal(r.code, 0, r.err)
+    assert.match(r.out, /^status: 200, outcome: result \(2 attempts/m)
+    assert.equal(received, 2)
+  } finally {
+    proxy.closeAllConnections()
+    await new Promise<void>((resolve) => proxy.close(() => resolve()))
+  }
 })

@@ -162,6 +162,7 @@ async function serve(plan: ServePlan, io: CliIo, cwd: string): Promise<number | 
     shared = await connectBudgetStore(plan.redis, {
       prefix: plan.prefix,
       commandTimeoutMs: plan.redisTimeoutMs,
+      replicas: plan.redisReplicas,
       onLostState: plan.onLostState,
       onConnection: (message) => io.stderr(message),
       onStoreEvent: (event) => logStoreEvent(event, plan.prefix, log, io),

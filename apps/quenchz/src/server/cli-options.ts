@@ -156,6 +156,12 @@ export const SERVE_FLAGS: Record<string, FlagSpec> = {
     value: 'HOST:PORT,…',
     help: 'instead of --budget-redis: some nodes of a Redis Cluster holding the budget (the rest are discovered)',
   },
+  'budget-redis-replicas': {
+    type: 'string',
+    value: 'N',
+    shown: '0',
+    help: 'with a budget Redis: replicas that must hold each charge before its call is served (Redis WAIT), so a failover loses none; 0: asynchronous',
+  },
   'budget-prefix': { type: 'string', value: 'PREFIX', shown: 'quenchz:budget:', help: 'key prefix in Redis' },
   'budget-redis-timeout-ms': {
     type: 'string',
@@ -308,6 +314,8 @@ export interface ServePlan {
   policy: BudgetPolicy | undefined
   /** With --budget-redis: the Redis command timeout (ms), and what to do when Redis has lost the budget's state. */
   redisTimeoutMs: number
+  /** --budget-redis-replicas: replicas that must acknowledge each charge (WAIT); 0: none. */
+  redisReplicas: number
   onLostState: 'reseed' | 'refuse'
   maxInFlight: number
   maxWaiting: number
@@ -370,11 +378,13 @@ export function servePlan(values: Values, cwd: string, env: NodeJS.ProcessEnv): 
     return { problem: '--budget-clock monotonic is per process: with --budget-redis use frozen or wall' }
   const policy = openBudgetPolicy(values, mode, cwd)
   if (policy !== undefined && 'problem' in policy) return policy
-  for (const flag of ['budget-redis-timeout-ms', 'budget-state-lost']) {
+  for (const flag of ['budget-redis-timeout-ms', 'budget-state-lost', 'budget-redis-replicas']) {
     if (redis === undefined && values[flag] !== undefined) return { problem: `--${flag} needs --budget-redis` }
   }
   const redisTimeoutMs = integerFlag(values, 'budget-redis-timeout-ms', DEFAULT_COMMAND_TIMEOUT_MS, 10, 60_000)
   if (typeof redisTimeoutMs !== 'number') return redisTimeoutMs
+  const redisReplicas = integerFlag(values, 'budget-redis-replicas', 0, 0, 16)
+  if (typeof redisReplicas !== 'number') return redisReplicas
   const onLostState = str('budget-state-lost') ?? 'reseed'
   if (onLostState !== 'reseed' && onLostState !== 'refuse')
     return { problem: '--budget-state-lost must be reseed or refuse' }
@@ -424,6 +434,7 @@ export function servePlan(values: Values, cwd: string, env: NodeJS.ProcessEnv): 
     prefix,
     policy,
     redisTimeoutMs,
+    redisReplicas,
     onLostState,
     maxInFlight,
     maxWaiting,

@@ -199,6 +199,8 @@ export interface BudgetStoreConnection {
   commandTimeoutMs?: number
   /** When Redis comes back without the budget's state (no epoch key): reseed (default) or refuse. */
   onLostState?: 'reseed' | 'refuse'
+  /** Replicas that must acknowledge each charge before its call is served (Redis WAIT); default 0: none. */
+  replicas?: number
   /** One line when Redis cannot be reached (at start too) and one when it answers again; never one per retry. */
   onConnection: (message: string) => void
   /** What the budget store noticed, once per change: a charge failing, answering again, the state lost. */
@@ -250,6 +252,7 @@ export async function connectBudgetStore(
   const store = new RedisBudgetStore(redis, {
     prefix: options.prefix,
     onLostState: options.onLostState ?? 'reseed',
+    replicas: options.replicas ?? 0,
     ...(options.onStoreEvent !== undefined && { onEvent: options.onStoreEvent }),
   })
   try {

@@ -176,6 +176,14 @@ export interface RedisBudgetStoreOptions {
    */
   onLostState?: 'reseed' | 'refuse'
   onEvent?: (event: BudgetStoreEvent) => void
+  /**
+   * Replicas that must hold a charge before its call is admitted (Redis `WAIT`, sent with the script on the same
+   * connection, to the same node); default 0: none, replication stays asynchronous and a failover can lose the
+   * charges the promoted replica had not received. A charge not acknowledged by this many replicas within half the
+   * command timeout refuses its call (BudgetStoreError; the charge stays, so the error is one unit too many, never
+   * one too few). While fewer replicas are up, every call is refused.
+   */
+  replicas?: number
 }
 
 /**
@@ -239,6 +247,7 @@ export class RedisBudgetStore implements BudgetStore {
   readonly #ttlMs: number
   readonly #onLost: 'reseed' | 'refuse'
   readonly #emit: (event: BudgetStoreEvent) => void
+  readonly #replicas: number
   /** The epoch this replica last saw, by epoch key (one key on one Redis; one per budget on a Cluster). */
   readonly #epochs = new Map<string, string>()
   #down = false
@@ -257,6 +266,9 @@ export class RedisBudgetStore implements BudgetStore {
     this.#ttlMs = options.ttlMs ?? 86_400_000
     this.#onLost = options.onLostState ?? 'reseed'
     this.#emit = options.onEvent ?? (() => {})
+    this.#replicas = options.replicas ?? 0
+    if (!Number.isSafeInteger(this.#replicas) || this.#replicas < 0)
+      throw new GateConfigError('replicas must be a whole number from 0')
   }
 
   /**
@@ -328,19 +340,14 @@ export class RedisBudgetStore implements BudgetStore {
     if (performance.now() - this.#measuredAt > CLOCK_REMEASURE_MS) void this.#measureClock()
     const fresh = randomUUID()
     const known = this.#epochs.get(epochKey) ?? ''
+    const allKeys = [epochKey, ...keys]
+    const allArgs = [String(this.#deadline()), known, fresh, this.#onLost, ...args]
     let answer: string[]
     try {
-      answer = (await this.#redis.eval(
-        script,
-        keys.length + 1,
-        epochKey,
-        ...keys,
-        String(this.#deadline()),
-        known,
-        fresh,
-        this.#onLost,
-        ...args,
-      )) as string[]
+      answer =
+        this.#replicas === 0
+          ? ((await this.#redis.eval(script, allKeys.length, ...allKeys, ...allArgs)) as string[])
+          : await this.#evalReplicated(script, allKeys, allArgs)
     } catch (error) {
       if (!this.#down) {
         this.#down = true
@@ -369,6 +376,27 @@ export class RedisBudgetStore implements BudgetStore {
     if (epoch !== known) this.#lostReported.delete(epochKey)
     this.#epochs.set(epochKey, epoch)
     return answer
+  }
+
+  /**
+   * The script, then `WAIT replicas` in one pipeline: on one connection to one node (on a Cluster, the node serving
+   * the keys' slot), so the WAIT covers the script's writes. A WAIT after a script that wrote nothing answers at
+   * once. Too few acknowledgements reject, charged or not.
+   */
+  async #evalReplicated(script: string, keys: string[], args: string[]): Promise<string[]> {
+    const options = this.#redis.options as { commandTimeout?: number; redisOptions?: { commandTimeout?: number } }
+    const timeout = (this.#cluster ? options.redisOptions?.commandTimeout : options.commandTimeout) ?? 1000
+    const results = await this.#redis
+      .pipeline()
+      .eval(script, keys.length, ...keys, ...args)
+      .wait(this.#replicas, Math.max(1, Math.floor(timeout / 2)))
+      .exec()
+    const [ran, waited] = results ?? []
+    if (ran?.[0]) throw ran[0]
+    if (waited?.[0]) throw waited[0]
+    if (typeof waited?.[1] !== 'number' || waited[1] < this.#replicas)
+      throw new Error(`the charge reached ${String(waited?.[1])} of ${this.#replicas} replicas in time`)
+    return ran?.[1] as string[]
   }
 
   /**
