@@ -6,6 +6,16 @@ export type ProviderErrorCode =
   | 'ERR_PROVIDER_NO_SECRET'
   | 'ERR_PROVIDER_DESCRIBE_INVALID'
   | 'ERR_PROVIDER_PORT_INCOMPLETE'
+  | 'ERR_PROVIDER_DEMO_IN_PRODUCTION'
+  | SecretsErrorCode
+
+/** Why a list of signing secrets (setSecrets, readSecretsFile) was refused. */
+export type SecretsErrorCode =
+  | 'ERR_PROVIDER_SECRETS_EMPTY'
+  | 'ERR_PROVIDER_SECRETS_TOO_MANY'
+  | 'ERR_PROVIDER_SECRET_MALFORMED'
+  | 'ERR_PROVIDER_SECRETS_ENVIRONMENT'
+  | 'ERR_PROVIDER_SECRETS_FILE_UNREADABLE'
 
 /** Every local error code (pinned against the README's table by a test). */
 export const PROVIDER_ERROR_CODES: readonly ProviderErrorCode[] = [
@@ -13,6 +23,12 @@ export const PROVIDER_ERROR_CODES: readonly ProviderErrorCode[] = [
   'ERR_PROVIDER_NO_SECRET',
   'ERR_PROVIDER_DESCRIBE_INVALID',
   'ERR_PROVIDER_PORT_INCOMPLETE',
+  'ERR_PROVIDER_DEMO_IN_PRODUCTION',
+  'ERR_PROVIDER_SECRETS_EMPTY',
+  'ERR_PROVIDER_SECRETS_TOO_MANY',
+  'ERR_PROVIDER_SECRET_MALFORMED',
+  'ERR_PROVIDER_SECRETS_ENVIRONMENT',
+  'ERR_PROVIDER_SECRETS_FILE_UNREADABLE',
 ]
 
 /** Base class of every error this package throws on purpose. */
@@ -86,5 +102,35 @@ export class PortIncompleteError extends ProviderError {
     super('ERR_PROVIDER_PORT_INCOMPLETE', described.join('; '))
     this.name = 'PortIncompleteError'
     this.missing = problems.map((p) => p.method)
+  }
+}
+
+/**
+ * startProvider in production (an srmp_ secret, or environment 'production') without a `billing` port: the demo
+ * ledger's invented customers and refunds must never answer the platform's production traffic.
+ */
+export class DemoInProductionError extends ProviderError {
+  constructor() {
+    super(
+      'ERR_PROVIDER_DEMO_IN_PRODUCTION',
+      'production (an srmp_ secret) needs your billing system: pass `billing`, your BillingPort; the demo ledger runs in the sandbox (srmps_ secrets) only',
+    )
+    this.name = 'DemoInProductionError'
+  }
+}
+
+/**
+ * A list of signing secrets that cannot be used (setSecrets, readSecretsFile): none, more than two, one without the
+ * srmps_/srmp_ prefix (or with spaces or control characters inside), a switch between sandbox and production, or a
+ * secrets file that cannot be read. `line` is the file's line number for a malformed secret. Never carries a value.
+ */
+export class SecretsError extends ProviderError {
+  declare readonly code: SecretsErrorCode
+  readonly line: number | undefined
+  constructor(code: SecretsErrorCode, message: string, options?: { line?: number; cause?: unknown }) {
+    super(code, message)
+    this.name = 'SecretsError'
+    this.line = options?.line
+    if (options?.cause !== undefined) this.cause = options.cause
   }
 }

@@ -14,6 +14,7 @@ import {
   usageError,
   versionLine,
 } from '@tollgate/cli'
+import { secretEnvironment } from '@tollgate/signing'
 import { dbPathProblem } from './db-path.js'
 import { chooseStore, DEFAULT_DATABASE_SCHEMA, explainStoreFailure } from './fakemerchant-store.js'
 import { SERVER_INFO } from './mcp/create-server.js'
@@ -108,6 +109,14 @@ async function main(): Promise<number> {
         '(the platform signs every request with it; use the same value on the calling side)\n',
     )
     return 2
+  }
+  // fakemerchant is the provider on invented data: a production secret would answer the platform's real customers
+  // with it (and refunds no billing system made).
+  if (secrets.some((s) => secretEnvironment(s) === 'production')) {
+    process.stderr.write(
+      `${BIN}: SIGNING_SECRET is a production secret (srmp_…); fakemerchant serves demo data and needs a sandbox secret (srmps_…)\n`,
+    )
+    return USAGE_EXIT
   }
   const str = (k: string) => values[k] as string | undefined
   const port = str('port') === undefined ? 12112 : parsePort(str('port') as string)

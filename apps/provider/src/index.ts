@@ -14,6 +14,13 @@ export type {
   Transaction,
   TransactionList,
 } from '@tollgate/contract'
+// TLS for `tls` and setTls (from @tollgate/mcp-endpoint), so a server imports everything from here.
+export {
+  checkTlsCredentials,
+  readTlsFiles,
+  type TlsCredentials,
+  TlsCredentialsError,
+} from '@tollgate/mcp-endpoint'
 export { DemoLedger, type DemoLedgerOptions } from './billing/demo-ledger.js'
 export { demoFixtures } from './billing/fixtures.js'
 export type {
@@ -30,12 +37,15 @@ export type {
   SameTransactionOutcome,
 } from './billing/port.js'
 export {
+  DemoInProductionError,
   DescribeInvalidError,
   NoSecretError,
   PortIncompleteError,
   PROVIDER_ERROR_CODES,
   ProviderError,
   type ProviderErrorCode,
+  SecretsError,
+  type SecretsErrorCode,
   StoreError,
 } from './errors.js'
 export { correlationOf, SERVER_INFO } from './mcp/create-server.js'
@@ -46,6 +56,7 @@ export { REST_ROUTES, type RestMethod, type RestRoute } from './rest/routes.js'
 export type { ToolAnswer } from './rules/answers.js'
 export { type CancelArgs, ProviderRules, type RefundArgs, type RulesOptions } from './rules/provider-rules.js'
 export { cancelRefusal, refundableMinor, refundRefusal } from './rules/refusals.js'
+export { checkSecretList, readSecretsFile } from './secrets.js'
 export {
   type ApplyOptions,
   type ClaimingOptions,

@@ -129,6 +129,7 @@ export class ProviderMetrics {
   readonly #storeErrors: FastCounter
   readonly #billingSeconds: FastHistogram
   readonly #billingErrors: FastCounter
+  readonly #verified: readonly [CounterChild, CounterChild]
   #sources: MetricsSources | undefined
 
   constructor(options: ProviderMetricsOptions) {
@@ -208,6 +209,14 @@ export class ProviderMetrics {
       labelNames: ['call'],
       registers,
     })
+    const verified = new FastCounter({
+      name: 'tollgate_provider_signatures_verified_total',
+      help: 'Requests whose signature verified, by the position of the secret that verified it (1 or 2, the order given to the server; never the secret). While rotating, secret="1" falling to zero shows the old secret is no longer used.',
+      labelNames: ['secret'],
+      registers,
+    })
+    // Both positions exist from the start (at 0), so a rate over secret="2" is defined before the rotation begins.
+    this.#verified = [verified.child('1'), verified.child('2')]
 
     const sources = () => this.#sources
     new Gauge({
@@ -258,6 +267,11 @@ export class ProviderMetrics {
   /** A request refused before any tool ran. */
   refused(binding: 'mcp' | 'rest' | 'none', reason: RefusalReason): void {
     this.#refusals[binding].get(reason)?.inc()
+  }
+
+  /** A request whose signature verified with the secret at this position. */
+  signatureVerified(position: 1 | 2): void {
+    this.#verified[position - 1]?.inc()
   }
 
   /** A keyed call whose key was already recorded. */

@@ -11,7 +11,9 @@ import {
   defaultAllowList,
   type EndpointEvent,
   LegacySessions,
+  replaceTlsCredentials,
   type SessionStore,
+  type TlsCredentials,
 } from '@tollgate/mcp-endpoint'
 import {
   GracefulServer,
@@ -26,7 +28,7 @@ import type { Logger } from 'pino'
 import { DemoLedger, type DemoLedgerOptions } from './billing/demo-ledger.js'
 import type { BillingPort } from './billing/port.js'
 import { checkBillingPort } from './billing/port-check.js'
-import { NoSecretError, StoreError } from './errors.js'
+import { DemoInProductionError, NoSecretError, StoreError } from './errors.js'
 import { createAdmission } from './http/authorize.js'
 import { createLegacyFastPath, createModernFastPath } from './http/modern-fast-path.js'
 import { createServer } from './mcp/create-server.js'
@@ -34,6 +36,7 @@ import { listedTools, toolTable } from './mcp/tool-table.js'
 import { bodyRefusalReason, ProviderMetrics } from './metrics.js'
 import { createRestHandler } from './rest/handler.js'
 import { ProviderRules } from './rules/provider-rules.js'
+import { checkSecretList } from './secrets.js'
 import { demoLedgerStore } from './store/ledger-store.js'
 import { PgSessionStore } from './store/pg-session-store.js'
 import { openPostgresStore } from './store/postgres-store.js'
@@ -51,6 +54,11 @@ export interface ProviderOptions {
   secrets: readonly string[]
   /** Default: the secrets' environment by prefix (srmps_ sandbox, srmp_ production). Production refuses srmps_. */
   environment?: SigningEnvironment
+  /**
+   * Serve HTTPS with this certificate (PEM; the leaf first, then any intermediates) and key (PEM); default plain HTTP.
+   * A pair that cannot serve throws TlsCredentialsError (ERR_MCP_ENDPOINT_TLS) before listening. See setTls.
+   */
+  tls?: TlsCredentials
   /** Listen address; default 127.0.0.1. */
   host?: string
   /** Listen port; default 0 (any free port). */
@@ -67,7 +75,10 @@ export interface ProviderOptions {
   edgeHeaders?: Record<string, string>
   /** Default: SQLite file ./tollgate-provider.sqlite. */
   store?: StoreOptions
-  /** Default: the demo ledger (fakemerchant data), persisted in the same store. */
+  /**
+   * Your billing system. Required in production (an srmp_ secret): startProvider throws DemoInProductionError
+   * without it. In the sandbox the default is the demo ledger (fakemerchant data), persisted in the same store.
+   */
   billing?: BillingPort
   /** Options of the default demo ledger (ignored with billing). */
   demoLedger?: DemoLedgerOptions
@@ -136,11 +147,11 @@ export interface ProviderOptions {
 }
 
 export interface RunningProvider {
-  /** The MCP endpoint: http://host:port/path */
+  /** The MCP endpoint: http://host:port/path (https:// with tls) */
   url: string
-  /** The REST binding's base URL (what the platform is configured with): http://host:port */
+  /** The REST binding's base URL (what the platform is configured with): http://host:port (https:// with tls) */
   baseUrl: string
-  /** Where the REST routes live: http://host:port/v1/ */
+  /** Where the REST routes live: http://host:port/v1/ (https:// with tls) */
   restUrl: string
   port: number
   store: Store
@@ -163,6 +174,18 @@ export interface RunningProvider {
   shutdown(options?: { deadlineMs?: number; delayMs?: number }): Promise<ShutdownReport>
   /** Immediate stop (tests): open connections are cut, then the store and pools close. */
   close(): Promise<void>
+  /**
+   * Replaces the TLS certificate and key (a server started with `tls`): new handshakes get the new pair, open
+   * connections keep theirs, nothing in flight is cut. A pair that cannot serve throws TlsCredentialsError
+   * (ERR_MCP_ENDPOINT_TLS) and the old pair is kept; so does a server started without tls.
+   */
+  setTls(credentials: TlsCredentials): void
+  /**
+   * Replaces the signing secrets at once (one, or two while rotating: the old first). Every request verified after
+   * the call uses the new list; none is verified against a mix. Throws SecretsError and keeps the old secrets on an
+   * empty list, more than two, a malformed secret, or a switch between sandbox and production.
+   */
+  setSecrets(secrets: readonly string[]): void
 }
 
 async function openStore(options: StoreOptions | undefined): Promise<Store> {
@@ -236,6 +259,8 @@ export async function startProvider(options: ProviderOptions): Promise<RunningPr
   if (environment === undefined)
     throw new RangeError('a signing secret starts with srmps_ (sandbox) or srmp_ (production)')
   const verifier = new SignatureVerifier({ environment, secrets })
+  // The demo ledger's invented customers never answer production traffic: production needs the merchant's billing.
+  if (environment === 'production' && options.billing === undefined) throw new DemoInProductionError()
   const retentionDays = options.retentionDays ?? 30
   if (!Number.isInteger(retentionDays) || retentionDays < 30)
     throw new RangeError('retentionDays must be a whole number ≥ 30')
@@ -254,6 +279,7 @@ export async function startProvider(options: ProviderOptions): Promise<RunningPr
     ...(options.stripPrefix !== undefined && { stripPrefix: options.stripPrefix }),
     ...(options.bearerToken !== undefined && { bearerToken: options.bearerToken }),
     ...(options.edgeHeaders !== undefined && { edgeHeaders: options.edgeHeaders }),
+    ...(metrics !== undefined && { onVerified: (position: 1 | 2) => metrics.signatureVerified(position) }),
   })
   const logger = options.logger === false ? undefined : (options.logger ?? (await defaultLogger()))
   const now = options.now ?? Date.now
@@ -283,6 +309,7 @@ export async function startProvider(options: ProviderOptions): Promise<RunningPr
     },
     // 65 s keep-alive: longer than the usual load balancer idle timeout (60 s), so the balancer closes first.
     { keepAliveTimeoutMs: 65_000, ...options.connections },
+    options.tls,
   )
   const graceful = new GracefulServer(server, {
     ...(options.shutdownDeadlineMs !== undefined && { deadlineMs: options.shutdownDeadlineMs }),
@@ -423,11 +450,10 @@ export async function startProvider(options: ProviderOptions): Promise<RunningPr
       })
     }
     health.setCheck('store', () => openedStore.probe())
-    // An outage seen by a call drops readiness's cached answer: /readyz reports even a switch shorter than its cache.
-    openedStore.onOutage?.(() => health.setCheck('store', () => openedStore.probe()))
     const purge = startPurgeJob({ store: openedStore, retentionDays, now, logger })
     const address = server.address() as AddressInfo
     const hostForUrl = address.family === 'IPv6' ? `[${address.address}]` : address.address
+    const scheme = options.tls === undefined ? 'http' : 'https'
     if (metrics !== undefined) {
       const idleMs = options.sessionIdleTtlMs ?? 300_000
       metrics.watch({
@@ -443,6 +469,7 @@ export async function startProvider(options: ProviderOptions): Promise<RunningPr
         path,
         rest: '/v1/',
         environment,
+        tls: options.tls !== undefined,
         tools: tools.map((t) => t.tool.name),
       },
       'provider listening',
@@ -460,9 +487,9 @@ export async function startProvider(options: ProviderOptions): Promise<RunningPr
       return stopping
     }
     return {
-      url: `http://${hostForUrl}:${address.port}${path}`,
-      baseUrl: `http://${hostForUrl}:${address.port}`,
-      restUrl: `http://${hostForUrl}:${address.port}/v1/`,
+      url: `${scheme}://${hostForUrl}:${address.port}${path}`,
+      baseUrl: `${scheme}://${hostForUrl}:${address.port}`,
+      restUrl: `${scheme}://${hostForUrl}:${address.port}/v1/`,
       port: address.port,
       store: openedStore,
       billing,
@@ -480,6 +507,29 @@ export async function startProvider(options: ProviderOptions): Promise<RunningPr
       },
       shutdown: (how = {}) => stop(how),
       close: () => stop({ deadlineMs: 0, delayMs: 0 }).then(() => {}),
+      setTls: (credentials) => {
+        try {
+          replaceTlsCredentials(server, credentials)
+        } catch (error) {
+          // Which part failed (cert, key, pair), never a byte of either.
+          logger?.warn(
+            { ...errorFacts(error), which: (error as { which?: unknown }).which },
+            'TLS pair refused: the old one is kept',
+          )
+          throw error
+        }
+        logger?.info('TLS certificate replaced: new connections get it')
+      },
+      setSecrets: (next) => {
+        try {
+          checkSecretList(next, environment)
+          verifier.setSecrets(next)
+        } catch (error) {
+          logger?.warn(errorFacts(error), 'signing secrets refused: the old ones are kept')
+          throw error
+        }
+        logger?.info({ secrets: next.length }, 'signing secrets replaced')
+      },
     }
   } catch (error) {
     await stopListening()

@@ -12,9 +12,15 @@ test('the README lists exactly the local error codes errors.ts defines', () => {
   const inReadme = [...errorsSection.matchAll(/`(ERR_PROVIDER_[A-Z_]+)`/g)].map((m) => m[1]).sort()
   assert.deepEqual(inReadme, [...PROVIDER_ERROR_CODES].sort())
   assert.deepEqual([...PROVIDER_ERROR_CODES].sort(), [
+    'ERR_PROVIDER_DEMO_IN_PRODUCTION',
     'ERR_PROVIDER_DESCRIBE_INVALID',
     'ERR_PROVIDER_NO_SECRET',
     'ERR_PROVIDER_PORT_INCOMPLETE',
+    'ERR_PROVIDER_SECRETS_EMPTY',
+    'ERR_PROVIDER_SECRETS_ENVIRONMENT',
+    'ERR_PROVIDER_SECRETS_FILE_UNREADABLE',
+    'ERR_PROVIDER_SECRETS_TOO_MANY',
+    'ERR_PROVIDER_SECRET_MALFORMED',
     'ERR_PROVIDER_STORE',
   ])
 })

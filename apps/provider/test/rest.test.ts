@@ -668,13 +668,16 @@ for (const backend of ALL) {
     test('two production secrets are both accepted while rotating; a sandbox-signed request is refused', async () => {
       const oldSecret = 'srmp_old_0123456789abcdef0123456789ab'
       const newSecret = 'srmp_new_fedcba9876543210fedcba987654'
-      const p = await start({ secrets: [oldSecret, newSecret] })
+      // Production needs a billing port of its own (the demo ledger runs in the sandbox only).
+      const demo = await demoBilling()
+      const p = await start({ secrets: [oldSecret, newSecret], billing: demo.billing })
       try {
         assertOk(await rest(p.baseUrl, 'GET', '/v1/describe', { secret: oldSecret }))
         assertOk(await rest(p.baseUrl, 'GET', '/v1/describe', { secret: newSecret }))
         assert.equal((await rest(p.baseUrl, 'GET', '/v1/describe', { secret: SECRET })).status, 401)
       } finally {
         await p.stop()
+        await demo.dispose()
       }
       await assert.rejects(start({ secrets: [oldSecret, SECRET] }), { code: 'ERR_SIGNING_SECRET_FORMAT' })
     })

@@ -2,7 +2,15 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { signHeaders } from '@tollgate/signing'
-import { connect, type Era, SECRET, type SigningOptions, startTestProvider, type TestProvider } from './helpers.js'
+import {
+  connect,
+  demoBilling,
+  type Era,
+  SECRET,
+  type SigningOptions,
+  startTestProvider,
+  type TestProvider,
+} from './helpers.js'
 
 const REJECTED =
   '{"error":{"code":"credentials_rejected","message":"the request signature was not accepted","retryable":false}}'
@@ -201,7 +209,9 @@ describe('deployment options', () => {
     )
     const oldS = 'srmp_old_0123456789abcdef0123456789'
     const newS = 'srmp_new_fedcba9876543210fedcba9876'
-    const p = await startTestProvider({ secrets: [oldS, newS] })
+    // Production needs a billing port of its own (the demo ledger runs in the sandbox only).
+    const demo = await demoBilling()
+    const p = await startTestProvider({ secrets: [oldS, newS], billing: demo.billing })
     try {
       for (const secret of [oldS, newS]) {
         const c = await connect(p.url, 'modern', { secret })
@@ -212,6 +222,7 @@ describe('deployment options', () => {
       assert.equal(sandbox.status, 401)
     } finally {
       await p.stop()
+      await demo.dispose()
     }
   })
 

@@ -14,7 +14,13 @@ export function secretEnvironment(secret: string): SigningEnvironment | undefine
   return undefined
 }
 
-export type VerifyResult = { ok: true } | { ok: false; reason: 'missing' | 'malformed' | 'stale' | 'mismatch' }
+/**
+ * `secret` is the position (1 or 2, in the order given) of the secret that verified the request, never the secret:
+ * during a rotation it shows when the old one stops being used.
+ */
+export type VerifyResult =
+  | { ok: true; secret: 1 | 2 }
+  | { ok: false; reason: 'missing' | 'malformed' | 'stale' | 'mismatch' }
 
 export interface VerifierOptions {
   environment: SigningEnvironment
@@ -35,26 +41,13 @@ const SIGNATURE = /^v1=[0-9a-f]{64}$/
  */
 export class SignatureVerifier {
   readonly environment: SigningEnvironment
-  readonly #secrets: readonly string[]
+  #secrets: readonly string[]
   readonly #toleranceMs: number
   readonly #now: () => number
 
   constructor(options: VerifierOptions) {
     const { environment, secrets } = options
-    if (secrets.length === 0) throw new SigningError('ERR_SIGNING_NO_SECRET', 'a signing secret is required')
-    if (secrets.length > 2) {
-      throw new SigningError(
-        'ERR_SIGNING_TOO_MANY_SECRETS',
-        'at most two secrets (the old and the new, while rotating)',
-      )
-    }
-    for (const secret of secrets) {
-      // A production endpoint must refuse sandbox secrets, and the reverse keeps test keys out of production.
-      if (secretEnvironment(secret) !== environment) {
-        const want = environment === 'sandbox' ? SANDBOX_PREFIX : PRODUCTION_PREFIX
-        throw new SigningError('ERR_SIGNING_SECRET_FORMAT', `a ${environment} signing secret must start with ${want}`)
-      }
-    }
+    checkSecrets(environment, secrets)
     const tolerance = options.toleranceSeconds ?? 300
     if (!Number.isInteger(tolerance) || tolerance < 0)
       throw new RangeError('toleranceSeconds must be a whole number ≥ 0')
@@ -64,19 +57,49 @@ export class SignatureVerifier {
     this.#now = options.now ?? Date.now
   }
 
+  /**
+   * Replaces the secrets at once (one, or two while rotating; same environment). Every verify() after the call uses
+   * the new list, every one before it the old: nothing is verified against a mix. Throws SigningError as the
+   * constructor does, keeping the old secrets.
+   */
+  setSecrets(secrets: readonly string[]): void {
+    checkSecrets(this.environment, secrets)
+    this.#secrets = [...secrets]
+  }
+
+  /** How many secrets verify now (1, or 2 while rotating). */
+  get secretCount(): number {
+    return this.#secrets.length
+  }
+
   verify(headers: { timestamp: string | undefined; signature: string | undefined }, req: SignedRequest): VerifyResult {
     const { timestamp, signature } = headers
     if (timestamp === undefined || signature === undefined) return { ok: false, reason: 'missing' }
     if (!TIMESTAMP.test(timestamp) || !SIGNATURE.test(signature)) return { ok: false, reason: 'malformed' }
     if (Math.abs(this.#now() - Number(timestamp) * 1000) > this.#toleranceMs) return { ok: false, reason: 'stale' }
     const given = Buffer.from(signature, 'latin1')
-    let matched = false
+    const secrets = this.#secrets // one list for the whole check, even if setSecrets runs meanwhile
+    let matched: 1 | 2 | undefined
     // Compare against every secret (no early exit) so timing does not tell which one matched.
-    for (const secret of this.#secrets) {
-      const want = Buffer.from(signatureFor(secret, timestamp, req), 'latin1')
-      if (want.length === given.length && timingSafeEqual(want, given)) matched = true
+    for (let i = 0; i < secrets.length; i++) {
+      const want = Buffer.from(signatureFor(secrets[i] as string, timestamp, req), 'latin1')
+      if (want.length === given.length && timingSafeEqual(want, given)) matched ??= i === 0 ? 1 : 2
     }
-    return matched ? { ok: true } : { ok: false, reason: 'mismatch' }
+    return matched !== undefined ? { ok: true, secret: matched } : { ok: false, reason: 'mismatch' }
+  }
+}
+
+function checkSecrets(environment: SigningEnvironment, secrets: readonly string[]): void {
+  if (secrets.length === 0) throw new SigningError('ERR_SIGNING_NO_SECRET', 'a signing secret is required')
+  if (secrets.length > 2) {
+    throw new SigningError('ERR_SIGNING_TOO_MANY_SECRETS', 'at most two secrets (the old and the new, while rotating)')
+  }
+  for (const secret of secrets) {
+    // A production endpoint must refuse sandbox secrets, and the reverse keeps test keys out of production.
+    if (secretEnvironment(secret) !== environment) {
+      const want = environment === 'sandbox' ? SANDBOX_PREFIX : PRODUCTION_PREFIX
+      throw new SigningError('ERR_SIGNING_SECRET_FORMAT', `a ${environment} signing secret must start with ${want}`)
+    }
   }
 }
 

@@ -46,7 +46,7 @@ test('accepts a request it signed itself within the window', () => {
   const verifier = new SignatureVerifier({ environment: 'sandbox', secrets: [sandbox], now: at(1_000_000_000 + 299) })
   assert.deepEqual(
     verifier.verify({ timestamp: headers[TIMESTAMP_HEADER], signature: headers[SIGNATURE_HEADER] }, req),
-    { ok: true },
+    { ok: true, secret: 1 },
   )
 })
 
@@ -82,7 +82,7 @@ test('treats the host case-insensitively, as the Go reference does', () => {
   const headers = signHeaders(sandbox, { ...req, host: 'Billing.Example.com' }, new Date(1_000_000_000_000))
   const verifier = new SignatureVerifier({ environment: 'sandbox', secrets: [sandbox], now: at(1_000_000_000) })
   const given = { timestamp: headers[TIMESTAMP_HEADER], signature: headers[SIGNATURE_HEADER] }
-  assert.deepEqual(verifier.verify(given, { ...req, host: 'billing.example.com' }), { ok: true })
+  assert.deepEqual(verifier.verify(given, { ...req, host: 'billing.example.com' }), { ok: true, secret: 1 })
 })
 
 test('reports missing and malformed headers without checking the MAC', () => {
@@ -111,10 +111,11 @@ test('accepts both production secrets during a rotation, and neither a third nor
     secrets: [oldSecret, newSecret],
     now: at(1_000_000_000),
   })
-  for (const secret of [oldSecret, newSecret]) {
+  for (const [i, secret] of [oldSecret, newSecret].entries()) {
     const h = signHeaders(secret, req, new Date(1_000_000_000_000))
     assert.deepEqual(verifier.verify({ timestamp: h[TIMESTAMP_HEADER], signature: h[SIGNATURE_HEADER] }, req), {
       ok: true,
+      secret: i + 1,
     })
   }
   for (const secret of ['srmp_third_secret', 'srmps_sandbox_secret']) {
@@ -175,4 +176,44 @@ test('the README errors table lists exactly the codes errors.ts defines', () => 
   const inReadme = new Set([...readme.matchAll(/^\| `(ERR_[A-Z_]+)`/gm)].map((m) => m[1]))
   const inSource = new Set([...source.matchAll(/'(ERR_SIGNING_[A-Z_]+)'/g)].map((m) => m[1]))
   assert.deepEqual([...inReadme].sort(), [...inSource].sort())
+})
+
+test('setSecrets replaces the secrets at once and reports which position verified; bad lists keep the old ones', () => {
+  const [a, b, c] = ['srmp_rotate_a', 'srmp_rotate_b', 'srmp_rotate_c']
+  const verifier = new SignatureVerifier({ environment: 'production', secrets: [a], now: at(1_000_000_000) })
+  const check = (secret: string) => {
+    const h = signHeaders(secret, req, new Date(1_000_000_000_000))
+    return verifier.verify({ timestamp: h[TIMESTAMP_HEADER], signature: h[SIGNATURE_HEADER] }, req)
+  }
+  assert.deepEqual(check(a), { ok: true, secret: 1 })
+  verifier.setSecrets([a, b])
+  assert.equal(verifier.secretCount, 2)
+  assert.deepEqual(
+    [check(a), check(b)],
+    [
+      { ok: true, secret: 1 },
+      { ok: true, secret: 2 },
+    ],
+  )
+  verifier.setSecrets([b])
+  assert.deepEqual(
+    [check(b), check(a)],
+    [
+      { ok: true, secret: 1 },
+      { ok: false, reason: 'mismatch' },
+    ],
+  )
+  for (const [bad, code] of [
+    [[], 'ERR_SIGNING_NO_SECRET'],
+    [[a, b, c], 'ERR_SIGNING_TOO_MANY_SECRETS'],
+    [['srmps_rotate_sandbox'], 'ERR_SIGNING_SECRET_FORMAT'],
+    [[b, 'not_a_secret'], 'ERR_SIGNING_SECRET_FORMAT'],
+  ] as const) {
+    assert.throws(
+      () => verifier.setSecrets(bad),
+      (e: unknown) => (e as { code?: string }).code === code && !String((e as Error).message).includes('rotate'),
+    )
+    assert.deepEqual(check(b), { ok: true, secret: 1 })
+    assert.equal(verifier.secretCount, 1)
+  }
 })

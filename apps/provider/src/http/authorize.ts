@@ -22,6 +22,8 @@ export interface AdmissionOptions {
   bearerToken?: string
   /** Header name → exact value that every request must carry (e.g. a CDN's shared secret). */
   edgeHeaders?: Record<string, string>
+  /** Told the position (1 or 2) of the secret that verified each admitted request (metrics). */
+  onVerified?: (position: 1 | 2) => void
 }
 
 export interface ProviderAdmission {
@@ -80,7 +82,9 @@ export function createAdmission(options: AdmissionOptions): ProviderAdmission {
         { timestamp: single(headers, TIMESTAMP_HEADER), signature: single(headers, SIGNATURE_HEADER) },
         { method, host, path: prefix + rawPath, body, key: key ?? '' },
       )
-      return verdict.ok ? admitted : rejected(verdict.reason)
+      if (!verdict.ok) return rejected(verdict.reason)
+      options.onVerified?.(verdict.secret)
+      return admitted
     },
   }
 }
