@@ -134,7 +134,7 @@ for (const transport of ['mcp', 'rest'] as const) {
       assert.doesNotMatch(readFileSync(json, 'utf8'), /srmp_/)
       const verified = await cli(['verify', json], env)
       assert.equal(verified.code, 0, verified.err.join('\n'))
-      // Sealed with the production secret: the sandbox secret does not verify it.
+      // Sealed with this production secret: another one does not verify it.
       const other = await cli(['verify', json], { PROVIDERCHECK_LIVE_SIGNING_SECRET: `${LIVE_SECRET}x` })
       assert.equal(other.code, 1)
       const page = readFileSync(html, 'utf8')
