@@ -1,22 +1,36 @@
 // One provider replica for the capacity bench (bench/capacity.bench.ts), in a process of its own: this package on
-// PostgreSQL (argv[2]: the URL, argv[3]: the schema), the demo ledger in the same schema, its real logging into
-// /dev/null. Every statement it sends is counted here, by wrapping pg's Client.prototype.query (each call is one round
+// PostgreSQL (argv[2]: the URL, argv[3]: the schema), its real logging into /dev/null, and as billing (argv[4]) either
+// 'demo' — the demo ledger in the same schema, as fakemerchant runs — or 'port': a merchant's billing system outside
+// PostgreSQL (the demo ledger on a SQLite file of its own, behind the plain BillingPort methods, so that PostgreSQL
+// holds only the idempotency keys, as in a merchant's deployment). Every statement it sends is counted here, by wrapping pg's Client.prototype.query (each call is one round
 // trip: pg sends a query's parse/bind/execute/sync, or a simple query, and waits for its answer before the next on
 // that connection), by statement name (the provider names its prepared statements) or, unnamed, by its first words.
 // It also derives the transactions those statements make: a statement outside BEGIN…COMMIT is a transaction of its
 // own (autocommit), BEGIN…COMMIT is one. Prints "READY <url>"; on SIGUSR2 one JSON line of the counts since start;
 // SIGINT closes the provider and exits (the bench drops the schema).
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import pg from 'pg'
 import { pino } from 'pino'
-import type { startProvider as StartProvider } from '../dist/index.js'
+import type {
+  BillingPort,
+  DemoLedger as DemoLedgerClass,
+  demoLedgerStore as DemoLedgerStoreOf,
+  openSqliteStore as OpenSqliteStore,
+  startProvider as StartProvider,
+} from '../dist/index.js'
 
 // The built package (dist/, what an installed provider runs; the bench script builds first), as bench/servers.ts
 // imports it: a computed specifier, so that the bench bundler leaves it an import.
-const { startProvider } = (await import(new URL('../dist/index.js', import.meta.url).href)) as {
+const provider = (await import(new URL('../dist/index.js', import.meta.url).href)) as {
   startProvider: typeof StartProvider
+  DemoLedger: typeof DemoLedgerClass
+  demoLedgerStore: typeof DemoLedgerStoreOf
+  openSqliteStore: typeof OpenSqliteStore
 }
 
-const [connectionString, schema] = process.argv.slice(2) as [string, string]
+const [connectionString, schema, billingKind = 'demo'] = process.argv.slice(2) as [string, string, string?]
 export const CAPACITY_SECRET = 'srmps_bench_0123456789abcdef0123456789abcdef'
 
 /** Per statement label: how many were sent. */
@@ -46,11 +60,50 @@ function labelOf(text: string): string {
   return text.replaceAll(`${schema}.`, '').replace(/\s+/g, ' ').trim().slice(0, 48)
 }
 
-const p = await startProvider({
+/** The merchant's billing system: the demo ledger on a SQLite file of its own, only the BillingPort methods shown. */
+async function outsideBilling(): Promise<{ billing: BillingPort; dispose(): void }> {
+  const dir = mkdtempSync(join(tmpdir(), 'tollgate-capacity-billing-'))
+  const store = provider.openSqliteStore(join(dir, 'ledger.sqlite'), { durability: 'process-crash' })
+  const ledger = new provider.DemoLedger(provider.demoLedgerStore(store))
+  await ledger.seed()
+  const methods = [
+    'describe',
+    'findCustomers',
+    'getCustomer',
+    'listTransactions',
+    'getTransaction',
+    'getSubscription',
+    'assessRefund',
+    'assessCancel',
+    'refund',
+    'cancelSubscription',
+    'listPaymentAttempts',
+    'lookup',
+  ] as const
+  const billing: Record<string, unknown> = {}
+  for (const m of methods) {
+    const f = (ledger as unknown as Record<string, unknown>)[m]
+    if (typeof f === 'function') billing[m] = f.bind(ledger)
+  }
+  // Without the third argument (SameTransactionOutcome): that offer is for a ledger in the keys' own store, which would
+  // record the key's outcome there; a merchant's system outside PostgreSQL never takes it.
+  billing.refund = (key: string, command: Parameters<BillingPort['refund']>[1]) => ledger.refund(key, command)
+  billing.cancelSubscription = (key: string, command: Parameters<BillingPort['cancelSubscription']>[1]) =>
+    ledger.cancelSubscription(key, command)
+  return { billing: billing as unknown as BillingPort, dispose: () => rmSync(dir, { recursive: true, force: true }) }
+}
+const outside = billingKind === 'port' ? await outsideBilling() : undefined
+
+const p = await provider.startProvider({
   secrets: [CAPACITY_SECRET],
+  ...(outside !== undefined && { billing: outside.billing }),
   store: { kind: 'postgres', connectionString, schema },
   port: 0,
-  logger: pino({ level: 'info' }, pino.destination({ dest: '/dev/null', sync: false })),
+  // BENCH_LOG=1: the replicas' log lines on stderr (to see why a call failed).
+  logger: pino(
+    { level: 'info' },
+    pino.destination({ dest: process.env.BENCH_LOG === '1' ? 2 : '/dev/null', sync: false }),
+  ),
 })
 process.on('SIGUSR2', () => {
   process.stdout.write(`${JSON.stringify({ statements: Object.fromEntries(statements), transactions })}\n`)
@@ -59,6 +112,9 @@ process.once('SIGINT', () => {
   void p
     .close()
     .catch(() => {})
-    .then(() => process.exit(0))
+    .then(() => {
+      outside?.dispose()
+      process.exit(0)
+    })
 })
 process.stdout.write(`READY ${p.url}\n`)

@@ -1,6 +1,7 @@
 // npm run bench:capacity -w apps/provider — what a call costs PostgreSQL, and how far one PostgreSQL carries.
 //
-// 1. Counts (deterministic): one provider replica (bench/capacity-server.ts, its own process) on a PostgreSQL cluster
+// 1. Counts (deterministic): one provider replica (bench/capacity-server.ts, its own process; its billing a merchant's
+//    BillingPort outside PostgreSQL, then the demo ledger in PostgreSQL as fakemerchant runs) on a PostgreSQL cluster
 //    of the bench's own (initdb in a temp dir, durable defaults: fsync on, synchronous_commit on, full_page_writes on;
 //    pg_stat_statements loaded; autovacuum off so that no background work writes WAL between two readings). For each
 //    kind of call, BENCH_COUNT_CALLS calls sent by this process, first one at a time, then 16 at once; before and
@@ -45,7 +46,8 @@ let cluster: PrivatePostgres | undefined
 let serverUrl: string
 let adminUrl: string
 const DB = 'tollgate_capacity'
-const schema = `tollgate_capacity_${process.pid}`
+type BillingMode = 'demo' | 'port'
+const schemaOf = (billing: BillingMode) => `tollgate_capacity_${billing}_${process.pid}`
 if (process.env.BENCH_PG_URL !== undefined) {
   serverUrl = process.env.BENCH_PG_URL
   adminUrl = serverUrl
@@ -157,9 +159,13 @@ interface Counts {
   statements: Record<string, number>
   transactions: number
 }
-async function startReplica(): Promise<Replica> {
+/** billing 'demo': the demo ledger in the same schema (fakemerchant); 'port': a billing system outside PostgreSQL. */
+async function startReplica(billing: BillingMode = 'demo'): Promise<Replica> {
   const script = benchBundle(join(APP, 'bench/capacity-server.ts'))
-  const child = spawn(process.execPath, [script, serverUrl, schema], { cwd: APP, stdio: ['ignore', 'pipe', 'inherit'] })
+  const child = spawn(process.execPath, [script, serverUrl, schemaOf(billing), billing], {
+    cwd: APP,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
   const lines: string[] = []
   let waiting: ((l: string) => void) | undefined
   let out = ''
@@ -282,6 +288,7 @@ async function callsAtOnce(base: URL, kind: CallKind, calls: number, concurrency
 }
 
 interface CountRow {
+  billing: BillingMode
   label: string
   concurrency: number
   calls: number
@@ -397,6 +404,7 @@ async function loadProcess(
 // ---- run -----------------------------------------------------------------------------------------------------------
 const countRows: CountRow[] = []
 interface LoadRow {
+  billing: BillingMode
   label: string
   result: LoadResult
   wall: number
@@ -406,44 +414,65 @@ interface LoadRow {
   transactions: number
 }
 const loadRows: LoadRow[] = []
-let xactCheck: { derived: number; counted: number } | undefined
+const xactChecks: { billing: BillingMode; derived: number; counted: number }[] = []
 const replicas: Replica[] = []
 let proxy: Awaited<ReturnType<typeof startHaproxy>>
 try {
-  replicas.push(await startReplica())
-  const one = replicas[0] as Replica
-  // Warm-up: the JIT, the prepared statements, the tables' first pages.
-  for (const { kind } of CALL_KINDS) await callsAtOnce(one.url, kind, 200, 4)
-  await sleep(15_000)
-  const xact0 = await xactCommits()
-  const derived0 = (await one.counts()).transactions
-  for (const concurrency of [1, 16]) {
-    for (const { kind, label } of CALL_KINDS) {
-      const c0 = await one.counts()
-      const d0 = await dbSnapshot()
-      await callsAtOnce(one.url, kind, COUNT_CALLS, concurrency)
-      const d1 = await dbSnapshot()
-      const c1 = await one.counts()
-      const byStatement = diffCounts(c0, c1)
-      countRows.push({
-        label,
-        concurrency,
-        calls: COUNT_CALLS,
-        roundTrips: sum(byStatement),
-        statements: d1.statements - d0.statements,
-        transactions: c1.transactions - c0.transactions,
-        walBytes: Number(d1.walLsn - d0.walLsn),
-        byStatement,
-      })
+  // The merchant's deployment first (PostgreSQL holds the keys only), then fakemerchant's (the demo ledger in it too),
+  // whose replica stays for the load phase.
+  for (const billing of ['port', 'demo'] as const) {
+    const one = await startReplica(billing)
+    replicas.push(one)
+    // Warm-up: the JIT, the prepared statements, the tables' first pages.
+    for (const { kind } of CALL_KINDS) await callsAtOnce(one.url, kind, 200, 4)
+    await sleep(15_000)
+    const xact0 = await xactCommits()
+    const derived0 = (await one.counts()).transactions
+    for (const concurrency of [1, 16]) {
+      for (const { kind, label } of CALL_KINDS) {
+        const c0 = await one.counts()
+        const d0 = await dbSnapshot()
+        await callsAtOnce(one.url, kind, COUNT_CALLS, concurrency)
+        const d1 = await dbSnapshot()
+        const c1 = await one.counts()
+        const byStatement = diffCounts(c0, c1)
+        countRows.push({
+          billing,
+          label,
+          concurrency,
+          calls: COUNT_CALLS,
+          roundTrips: sum(byStatement),
+          statements: d1.statements - d0.statements,
+          transactions: c1.transactions - c0.transactions,
+          walBytes: Number(d1.walLsn - d0.walLsn),
+          byStatement,
+        })
+      }
     }
+    await sleep(15_000)
+    xactChecks.push({
+      billing,
+      derived: (await one.counts()).transactions - derived0,
+      counted: (await xactCommits()) - xact0,
+    })
+    if (billing === 'port') await stopReplica(replicas.pop() as Replica)
   }
-  await sleep(15_000)
-  xactCheck = { derived: (await one.counts()).transactions - derived0, counted: (await xactCommits()) - xact0 }
 
-  replicas.push(await startReplica())
-  proxy = await startHaproxy(replicas)
-  if (proxy === undefined) console.log('load phase: skipped, haproxy not installed (apt-get install -y haproxy)')
-  else {
+  // Load: fakemerchant's deployment (the demo ledger's replica from the counts and a second one), every kind of call;
+  // then the merchant's (two replicas whose billing is outside PostgreSQL), refunds only (its reads never reach it).
+  for (const billing of ['demo', 'port'] as const) {
+    if (billing === 'port') {
+      await proxy?.stop()
+      proxy = undefined
+      while (replicas.length > 0) await stopReplica(replicas.pop() as Replica)
+      replicas.push(await startReplica('port'))
+    }
+    replicas.push(await startReplica(billing))
+    proxy = await startHaproxy(replicas)
+    if (proxy === undefined) {
+      console.log('load phase: skipped, haproxy not installed (apt-get install -y haproxy)')
+      break
+    }
     const origin = proxy.url.origin
     const path = proxy.url.pathname
     const legs: { label: string; leg: LoadLeg; bodyIncludes: string }[] = [
@@ -460,7 +489,8 @@ try {
         bodyIncludes: '"transaction_ref":"ch_1001"',
       },
     ]
-    for (const leg of legs) {
+    for (const leg of billing === 'port' ? legs.filter((l) => l.label.startsWith('refund')) : legs) {
+      const running = proxy
       let start: { t: number; pg: number; reps: number[]; hap: number; machine: number; db: DbSnapshot } | undefined
       let counts0: Counts[] = []
       const result = await loadProcess(origin, leg.leg, { bodyIncludes: leg.bodyIncludes }, () => {
@@ -468,7 +498,7 @@ try {
           t: performance.now(),
           pg: postgresCpuSeconds(),
           reps: replicas.map((r) => processCpuSeconds(r.child.pid)),
-          hap: processCpuSeconds(proxy?.child.pid),
+          hap: processCpuSeconds(running.child.pid),
           machine: machineBusySeconds(),
           db: { walLsn: 0n, statements: 0 },
         }
@@ -482,13 +512,14 @@ try {
       const t1 = performance.now()
       const pg1 = postgresCpuSeconds()
       const reps1 = replicas.map((r) => processCpuSeconds(r.child.pid))
-      const hap1 = processCpuSeconds(proxy.child.pid)
+      const hap1 = processCpuSeconds(running.child.pid)
       const machine1 = machineBusySeconds()
       const db1 = await dbSnapshot()
       const counts1 = await Promise.all(replicas.map((r) => r.counts()))
       if (start === undefined) throw new Error('the load process never said WARM')
       const s = start
       loadRows.push({
+        billing,
         label: leg.label,
         result,
         wall: (t1 - s.t) / 1000,
@@ -508,7 +539,8 @@ try {
   await proxy?.stop()
   for (const r of replicas) await stopReplica(r)
   agent.destroy()
-  await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).catch(() => {})
+  for (const b of ['demo', 'port'] as const)
+    await admin.query(`DROP SCHEMA IF EXISTS ${schemaOf(b)} CASCADE`).catch(() => {})
   await admin.end().catch(() => {})
   await cluster?.dispose()
 }
@@ -519,8 +551,17 @@ const f2 = (x: number) => (Number.isNaN(x) ? 'n/a' : x.toFixed(2))
 console.log(
   `capacity bench: PostgreSQL ${cluster === undefined ? 'at BENCH_PG_URL (WAL and commits: the whole server)' : 'cluster of the bench (fsync on, synchronous_commit on, autovacuum off)'}; ${COUNT_CALLS} calls per row; ${cpus().length} cores`,
 )
-console.log('per call:            | concurrency | round trips | statements (server) | transactions | WAL bytes')
+const BILLING_LABEL: Record<BillingMode, string> = {
+  port: "billing: a merchant's BillingPort outside PostgreSQL (PostgreSQL holds the idempotency keys)",
+  demo: 'billing: the demo ledger in the same PostgreSQL schema (fakemerchant)',
+}
+let shown: BillingMode | undefined
 for (const r of countRows) {
+  if (r.billing !== shown) {
+    shown = r.billing
+    console.log(BILLING_LABEL[r.billing])
+    console.log('per call:            | concurrency | round trips | statements (server) | transactions | WAL bytes')
+  }
   console.log(
     `${r.label.padEnd(44)} c=${String(r.concurrency).padEnd(3)} | ${f2(r.roundTrips / r.calls).padStart(6)} | ${f2(r.statements / r.calls).padStart(6)} | ${f2(r.transactions / r.calls).padStart(6)} | ${(r.walBytes / r.calls).toFixed(0).padStart(6)}`,
   )
@@ -530,15 +571,20 @@ for (const r of countRows) {
     .join(', ')
   console.log(`    ${per}`)
 }
-if (xactCheck !== undefined)
+for (const x of xactChecks)
   console.log(
-    `transactions over the counting phase: derived from the replica's statements ${xactCheck.derived}, pg_stat_database.xact_commit ${xactCheck.counted}`,
+    `transactions over the counting phase (${x.billing}): derived from the replica's statements ${x.derived}, pg_stat_database.xact_commit ${x.counted}`,
   )
 if (loadRows.length > 0) {
   console.log(
     `load: two replicas behind HAProxy, ${LOAD_CONNECTIONS} connections (closed loop, autocannon in a process of its own), ${LOAD_SECONDS} s per row; CPU in cores used (CPU s / wall s); machine = every process on it, other work included`,
   )
+  let shownLoad: BillingMode | undefined
   for (const r of loadRows) {
+    if (r.billing !== shownLoad) {
+      shownLoad = r.billing
+      console.log(BILLING_LABEL[r.billing])
+    }
     const calls = r.result.count
     const cores = (s: number) => f2(s / r.wall)
     console.log(
