@@ -1,6 +1,7 @@
 // fakemerchant: the provider on the demo ledger, for trying the platform end to end on one machine. It serves both
 // bindings on one port: MCP at /mcp and REST at /v1/… (the REST base URL is the bare origin).
 //   SIGNING_SECRET=srmps_<random> npx fakemerchant [--port 12112] [--host 127.0.0.1] [--db FILE | --database-url URL]
+// SIGHUP re-reads the TLS files and the secrets file (no restart, no connection dropped).
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import {
@@ -14,22 +15,31 @@ import {
   usageError,
   versionLine,
 } from '@tollgate/cli'
+import { readTlsFiles, type TlsCredentials, TlsCredentialsError } from '@tollgate/mcp-endpoint'
 import { secretEnvironment } from '@tollgate/signing'
 import { dbPathProblem } from './db-path.js'
+import { SecretsError } from './errors.js'
 import { chooseStore, DEFAULT_DATABASE_SCHEMA, explainStoreFailure } from './fakemerchant-store.js'
 import { SERVER_INFO } from './mcp/create-server.js'
-import { startProvider } from './provider.js'
+import { type RunningProvider, startProvider } from './provider.js'
+import { readSecretsFile } from './secrets.js'
 
 const BIN = 'fakemerchant'
 const USAGE = `usage: SIGNING_SECRET=srmps_<random> fakemerchant [--port 12112] [--host 127.0.0.1] [--db FILE]
   [--lease-ms 30000] [--settle-ms 10000] [--retention-days 30] [--public-host HOST] [--strip-prefix /PREFIX]
   [--durability power-loss|process-crash] [--database-url postgres://… [--database-schema ${DEFAULT_DATABASE_SCHEMA}]]
   [--allowed-host NAME]… [--admin-port N [--admin-host 127.0.0.1]] [--shutdown-delay-ms 1000]
-  [--shutdown-timeout-ms 10000]
+  [--shutdown-timeout-ms 10000] [--tls-cert FILE --tls-key FILE] [--signing-secret-file FILE]
   fakemerchant -h|--help | --version
   Serves MCP at http://HOST:PORT/mcp and REST at http://HOST:PORT/v1/… (REST base URL http://HOST:PORT), and
   GET /livez (the process serves) and /readyz (the store takes writes; 503 while not, or while stopping) unsigned.
   SIGNING_SECRET  the sandbox signing secret (srmps_…); two comma-separated secrets while rotating
+  --signing-secret-file FILE  read the secret(s) from FILE instead: one or two (old, then new), one a line;
+                  re-read on SIGHUP (a file that switches sandbox/production or holds a malformed line is refused,
+                  the old secrets kept)
+  --tls-cert FILE --tls-key FILE  serve HTTPS with this certificate (PEM, chain allowed) and key (PEM); both or
+                  neither; re-read on SIGHUP without dropping open connections (a bad pair: the old one is kept).
+                  The admin port stays plain HTTP
   MCP_SESSION_KEY MAC key of 2025-era session ids (≥ 32 characters): give every replica the same one
   --port N        port to listen on (default 12112; 0 picks a free one)
   --db FILE       SQLite file to keep data in across restarts; default: a fresh file in a temporary folder that is
@@ -42,7 +52,8 @@ const USAGE = `usage: SIGNING_SECRET=srmps_<random> fakemerchant [--port 12112] 
                   (off unless given; 0 picks a free one)
   --admin-host    address of the admin port (default 127.0.0.1: keep it off the public network)
   --shutdown-delay-ms N  on SIGTERM, how long to go on serving while /readyz answers 503, so a load balancer takes
-                  this replica out of rotation first (default 1000; SIGINT, a Ctrl-C, does not wait)
+                  this replica out of rotation first (default 1000; SIGINT, a Ctrl-C, does not wait; SIGHUP does not
+                  stop: it reloads the TLS files and the secrets file)
   --shutdown-timeout-ms N  then, how long requests already received may take to be answered before they are cut
                   (default 10000); the exit status is 0
   A database that cannot be reached at start is waited for (one line on stderr; /readyz 503 until it opens).`
@@ -86,6 +97,9 @@ async function main(): Promise<number> {
         'admin-host': { type: 'string' },
         'shutdown-timeout-ms': { type: 'string' },
         'shutdown-delay-ms': { type: 'string' },
+        'tls-cert': { type: 'string' },
+        'tls-key': { type: 'string' },
+        'signing-secret-file': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean' },
       },
@@ -102,7 +116,17 @@ async function main(): Promise<number> {
     process.stdout.write(versionLine(BIN, SERVER_INFO.version))
     return 0
   }
-  const secrets = (process.env.SIGNING_SECRET ?? '').split(',').filter((s) => s !== '')
+  const secretsFile = values['signing-secret-file'] as string | undefined
+  let secrets = (process.env.SIGNING_SECRET ?? '').split(',').filter((s) => s !== '')
+  if (secretsFile !== undefined) {
+    if (secrets.length > 0) return usage('SIGNING_SECRET and --signing-secret-file exclude each other: give one')
+    try {
+      secrets = await readSecretsFile(secretsFile)
+    } catch (error) {
+      if (error instanceof SecretsError) return usage(`--signing-secret-file: ${error.message}`)
+      throw error
+    }
+  }
   if (secrets.length === 0) {
     process.stderr.write(
       'fakemerchant: no signing secret. Set one, e.g.\n  SIGNING_SECRET=srmps_$(openssl rand -hex 16) npx fakemerchant\n' +
@@ -114,11 +138,27 @@ async function main(): Promise<number> {
   // with it (and refunds no billing system made).
   if (secrets.some((s) => secretEnvironment(s) === 'production')) {
     process.stderr.write(
-      `${BIN}: SIGNING_SECRET is a production secret (srmp_…); fakemerchant serves demo data and needs a sandbox secret (srmps_…)\n`,
+      `${BIN}: ${secretsFile === undefined ? 'SIGNING_SECRET' : '--signing-secret-file'} holds a production secret (srmp_…); fakemerchant serves demo data and needs a sandbox secret (srmps_…)\n`,
     )
     return USAGE_EXIT
   }
   const str = (k: string) => values[k] as string | undefined
+  const tlsFiles = { certFile: str('tls-cert'), keyFile: str('tls-key') }
+  if ((tlsFiles.certFile === undefined) !== (tlsFiles.keyFile === undefined))
+    return usage('--tls-cert and --tls-key go together: give both or neither')
+  const tlsPaths =
+    tlsFiles.certFile !== undefined && tlsFiles.keyFile !== undefined
+      ? { certFile: tlsFiles.certFile, keyFile: tlsFiles.keyFile }
+      : undefined
+  let tls: TlsCredentials | undefined
+  if (tlsPaths !== undefined) {
+    try {
+      tls = await readTlsFiles(tlsPaths)
+    } catch (error) {
+      if (error instanceof TlsCredentialsError) return usage(`--tls-cert/--tls-key: ${error.message}`)
+      throw error
+    }
+  }
   const port = str('port') === undefined ? 12112 : parsePort(str('port') as string)
   if (typeof port !== 'number') return usage(port.problem)
   const host = str('host') ?? '127.0.0.1'
@@ -178,6 +218,9 @@ async function main(): Promise<number> {
   let stop = (_signal: NodeJS.Signals) => starting.abort()
   process.once('SIGINT', () => stop('SIGINT'))
   process.once('SIGTERM', () => stop('SIGTERM'))
+  // SIGHUP reloads (never stops): the TLS files and the secrets file, once serving; ignored while starting.
+  let reload = () => {}
+  process.on('SIGHUP', () => reload())
   try {
     const provider = await startProvider({
       signal: starting.signal,
@@ -189,6 +232,7 @@ async function main(): Promise<number> {
       secrets,
       host,
       port,
+      ...(tls !== undefined && { tls }),
       store: choice.store,
       ...(publicHost !== undefined && { publicHost }),
       ...(stripPrefix !== undefined && { stripPrefix }),
@@ -217,6 +261,7 @@ async function main(): Promise<number> {
     process.stdout.write(`fakemerchant: REST at ${provider.restUrl} (base URL ${provider.baseUrl})\n`)
     if (provider.adminUrl !== undefined)
       process.stdout.write(`fakemerchant: metrics at ${provider.adminUrl}/metrics (admin port)\n`)
+    reload = reloader(provider, tlsPaths, secretsFile)
     stop = (signal) => {
       // SIGTERM is what orchestrators send: keep serving until the balancer has seen /readyz 503. Ctrl-C does not wait.
       void provider.shutdown({ delayMs: signal === 'SIGTERM' ? shutdownDelayMs : 0 }).then(({ cut }) => {
@@ -251,6 +296,61 @@ async function main(): Promise<number> {
     const cause = error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : ''
     process.stderr.write(`${BIN}: ${message}${cause}\n`)
     return 1
+  }
+}
+
+/**
+ * SIGHUP's reload: re-reads the TLS pair and the secrets file and hands each to the running provider. One reload at a
+ * time (a SIGHUP during one runs another after it). One stderr line per outcome: `reloaded: …` or, for a pair or a
+ * secrets file that cannot be used, what was refused (never a value) and that the old one is kept.
+ */
+function reloader(
+  provider: RunningProvider,
+  tlsPaths: { certFile: string; keyFile: string } | undefined,
+  secretsFile: string | undefined,
+): () => void {
+  let running: Promise<void> | undefined
+  let again = false
+  const once = async () => {
+    const done: string[] = []
+    if (tlsPaths !== undefined) {
+      try {
+        provider.setTls(await readTlsFiles(tlsPaths))
+        done.push('TLS certificate')
+      } catch (error) {
+        if (!(error instanceof TlsCredentialsError)) throw error
+        process.stderr.write(`${BIN}: reload: ${error.message}; the old TLS certificate is kept\n`)
+      }
+    }
+    if (secretsFile !== undefined) {
+      try {
+        const secrets = await readSecretsFile(secretsFile)
+        provider.setSecrets(secrets)
+        done.push(`signing secrets (${secrets.length})`)
+      } catch (error) {
+        if (!(error instanceof SecretsError)) throw error
+        process.stderr.write(`${BIN}: reload: ${error.message}; the old signing secrets are kept\n`)
+      }
+    }
+    if (tlsPaths === undefined && secretsFile === undefined)
+      process.stderr.write(`${BIN}: reload: nothing to reload (no --tls-cert or --signing-secret-file)\n`)
+    else if (done.length > 0) process.stderr.write(`${BIN}: reloaded: ${done.join(', ')}\n`)
+  }
+  const run = (): Promise<void> =>
+    once().then(() => {
+      if (!again) {
+        running = undefined
+        return
+      }
+      again = false
+      return run()
+    })
+  return () => {
+    if (running !== undefined) {
+      again = true
+      return
+    }
+    running = run()
   }
 }
 

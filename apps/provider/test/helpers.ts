@@ -32,6 +32,8 @@ export interface SigningOptions {
   /** Records every request's method and status. */
   log?: { method: string; rpc: string | undefined; status: number; contentType: string | null; body?: string }[]
   extraHeaders?: Record<string, string>
+  /** The fetch that sends (default the global one): e.g. one trusting a test CA over https. */
+  fetch?: FetchLike
 }
 
 /** A fetch that signs every request (method, host, escaped path, raw body) as the platform does. */
@@ -58,7 +60,7 @@ export function signingFetch(options: SigningOptions = {}): FetchLike {
     for (const [k, v] of Object.entries({ ...signed, ...options.extraHeaders })) headers.set(k, v)
     // Tampering after signing: the bytes differ from what was signed (a space inside the JSON keeps it valid).
     const body = how === 'tamper' && bodyText !== '' ? bodyText.replace('{', '{ ') : init.body
-    const res = await fetch(url, { ...init, headers, ...(body !== undefined && { body }) })
+    const res = await (options.fetch ?? fetch)(url, { ...init, headers, ...(body !== undefined && { body }) })
     const contentType = res.headers.get('content-type')
     if (options.log !== undefined) {
       const body = res.status >= 400 ? await res.clone().text() : undefined
