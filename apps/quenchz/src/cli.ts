@@ -1,6 +1,7 @@
 // `quenchz [--port 8931] --tokens-file PATH [...]`: the MCP server with an in-process issuer (or a real issuer's
 // JWKS), and `quenchz tokens --tokens-file PATH`: fresh tokens for a running server. Serving is a sequence of named
 // steps; every resource a step opens is closed in reverse order when a later step fails or the process is stopped.
+import { X509Certificate } from 'node:crypto'
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -20,9 +21,11 @@ import {
   OpenFairBudget,
   wallClock,
 } from '@tollgate/gate'
+import { readTlsFiles, type TlsCredentials } from '@tollgate/mcp-endpoint'
 import { Health, type RunningAdminServer, startAdminServer } from '@tollgate/operability'
 import { type Logger, pino } from 'pino'
 import { createRatesTools, openSource, type RatesSource } from './rates/index.js'
+import { CACHE_PRUNE_INTERVAL_MS, pruneCache } from './server/cache-folder.js'
 import {
   type ClockName,
   helpText,
@@ -154,6 +157,15 @@ async function serve(plan: ServePlan, io: CliIo, cwd: string): Promise<number | 
   }
   const identity = await openIdentity(plan)
   if (typeof identity === 'string') return fail(identity)
+  let tls: TlsCredentials | undefined
+  if (plan.tls !== undefined) {
+    try {
+      tls = await readTlsFiles(plan.tls)
+    } catch (error) {
+      return fail(`quenchz: --tls-cert/--tls-key: ${(error as Error).message}`)
+    }
+  }
+  const scheme = tls === undefined ? 'http' : 'https'
   // The log exists once serving is certain; what the budget store notices before that goes to stderr as a line.
   let log: Logger | undefined
   // A Redis that cannot be reached yet is not fatal: quenchz listens, /readyz says 503 until Redis answers.
@@ -187,7 +199,7 @@ async function serve(plan: ServePlan, io: CliIo, cwd: string): Promise<number | 
   const shownHost = plan.host.includes(':') ? `[${plan.host}]` : plan.host
   const endpointPath = new URL(plan.resource).pathname
   const mint = (url: string) => writeTokens(plan, identity, url, io, opened)
-  if (plan.port !== 0 && !(await mint(`http://${shownHost}:${plan.port}${endpointPath}`))) return fail()
+  if (plan.port !== 0 && !(await mint(`${scheme}://${shownHost}:${plan.port}${endpointPath}`))) return fail()
   if (io.serve === false) {
     await opened.closeAll()
     return 0
@@ -211,6 +223,7 @@ async function serve(plan: ServePlan, io: CliIo, cwd: string): Promise<number | 
       ...(metrics !== undefined && { metrics }),
       ...(shared !== undefined && { sessionStore: shared.sessions }),
       ...(sessionKey !== undefined && { sessionKey }),
+      ...(tls !== undefined && { tls }),
     })
   } catch (error) {
     // The manifest went out before listening; a server that never listened must not leave live tokens behind.
@@ -239,7 +252,9 @@ async function serve(plan: ServePlan, io: CliIo, cwd: string): Promise<number | 
   if (plan.port === 0 && !(await mint(running.url))) return fail()
   io.stderr(announcement(plan, running.url, source))
   if (admin !== undefined) io.stderr(`quenchz admin listening on ${admin.url} (/metrics, /livez, /readyz)`)
+  if (plan.source.kind === 'live') keepCachePruned(plan.source.cacheFile, plan.cacheLimits, opened, log)
   stopOnSignals(opened, running, { deadlineMs: plan.shutdownTimeoutMs, delayMs: plan.shutdownDelayMs }, log)
+  reloadOnSighup(plan, running, log)
   // However the process ends (an uncaught error included), the key that can mint tokens does not outlive it.
   const keptKey =
     plan.tokensPath !== undefined && identity.issuer !== undefined ? keyPathFor(plan.tokensPath) : undefined
@@ -431,10 +446,11 @@ function announcement(plan: ServePlan, url: string, source: RatesSource): string
 }
 
 /**
- * SIGTERM, SIGINT or SIGHUP: a graceful stop — /readyz 503 at once; on SIGTERM (what orchestrators send) serving goes
- * on for the delay, so a balancer takes the replica out before it stops accepting; then every request already
- * received answered (up to the deadline), the admin port, the budget's Redis and the source closed, and exit 0. A
- * second signal during the stop ends the process at once (the signal's default action).
+ * SIGTERM or SIGINT: a graceful stop — /readyz 503 at once; on SIGTERM (what orchestrators send) serving goes on for
+ * the delay, so a balancer takes the replica out before it stops accepting; then every request already received
+ * answered (up to the deadline), the admin port, the budget's Redis and the source closed, and exit 0. A second
+ * signal during the stop ends the process at once (the signal's default action). SIGHUP is a reload, never a stop
+ * (reloadOnSighup).
  */
 function stopOnSignals(
   opened: Opened,
@@ -454,7 +470,57 @@ function stopOnSignals(
       .then(() => opened.closeAll())
       .finally(() => process.exit(0))
   }
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, stop)
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, stop)
+}
+
+/**
+ * SIGHUP: re-read --tls-cert and --tls-key. A pair that serves replaces the old one for new handshakes (connections
+ * already open keep theirs; nothing is dropped), logged once with the new certificate's SHA-256 fingerprint; a pair
+ * that cannot be read or does not serve is refused with one line naming which file and why, and the old pair stays.
+ * Without TLS there is nothing to re-read: the signal is logged and serving goes on. Reloads run one at a time; a
+ * SIGHUP during one is taken after it.
+ */
+function reloadOnSighup(plan: ServePlan, running: RunningQuenchz, log: Logger): void {
+  let reloading: Promise<void> = Promise.resolve()
+  const reload = async () => {
+    if (plan.tls === undefined) {
+      log.info({ signal: 'SIGHUP' }, 'nothing to reload: serving without --tls-cert')
+      return
+    }
+    const startedMs = performance.now()
+    try {
+      const credentials = await readTlsFiles(plan.tls)
+      running.setTls(credentials)
+      const fingerprint256 = new X509Certificate(credentials.cert).fingerprint256
+      const ms = Math.round((performance.now() - startedMs) * 10) / 10
+      log.info({ signal: 'SIGHUP', fingerprint256, ms }, 'TLS certificate reloaded')
+    } catch (error) {
+      const { code, which } = error as { code?: string; which?: string }
+      log.error(
+        { signal: 'SIGHUP', code: code ?? 'unknown', which: which ?? null, reason: (error as Error).message },
+        'TLS reload refused: the old certificate is kept',
+      )
+    }
+  }
+  process.on('SIGHUP', () => {
+    reloading = reloading.then(reload)
+  })
+}
+
+/** Prunes the live cache to its bounds at start and every hour; a pruning that fails is logged and tried again. */
+function keepCachePruned(file: string, limits: ServePlan['cacheLimits'], opened: Opened, log: Logger): void {
+  const prune = () => {
+    try {
+      const report = pruneCache(file, limits)
+      if (report.removedByAge + report.removedBySize > 0) log.info(report, 'cache pruned')
+    } catch (error) {
+      log.warn({ code: (error as { code?: string }).code ?? 'unknown' }, 'cache could not be pruned')
+    }
+  }
+  prune()
+  const timer = setInterval(prune, CACHE_PRUNE_INTERVAL_MS)
+  timer.unref()
+  opened.add(() => clearInterval(timer))
 }
 
 /**

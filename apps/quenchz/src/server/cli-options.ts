@@ -1,12 +1,12 @@
 // The serving command's flags: one table that drives the parser, `--help` and the README test, and the checks that
 // turn argv into a plan. A problem is returned as one line naming the flag; no value a person typed is echoed at
 // length (a flag's value may be a token-like secret, a URL with a password, or megabytes of text).
-import { homedir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { BudgetConfigError, type BudgetPolicy, budgetPolicy, DEFAULT_COMMAND_TIMEOUT_MS } from '@tollgate/gate'
 import type { SourceConfig } from '../rates/index.js'
 import { ECB_EXR_BASE } from '../rates/sources/live.js'
+import { DEFAULT_CACHE_MAX_AGE_DAYS, DEFAULT_CACHE_MAX_MIB, defaultCacheLocation } from './cache-folder.js'
 import { DEFAULT_ADVERTISED_SCOPES, DEFAULT_PORT, RESOURCE } from './constants.js'
 import { type BudgetRedisTarget, budgetPrefix, budgetRedisTarget, type TokenMode, tokenMode } from './deployment.js'
 import { readPolicyFile } from './policy-file.js'
@@ -30,7 +30,7 @@ export const DEFAULT_JWKS_MAX_AGE_SECONDS = 300
 export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000
 /**
  * Default time SIGTERM keeps serving while /readyz answers 503 (about three checks of a balancer probing every
- * 300 ms), ms. SIGINT and SIGHUP do not wait.
+ * 300 ms), ms. SIGINT does not wait.
  */
 export const DEFAULT_SHUTDOWN_DELAY_MS = 1_000
 /** Longest `--shutdown-timeout-ms` and `--shutdown-delay-ms`: ten minutes. */
@@ -69,6 +69,12 @@ export const SERVE_FLAGS: Record<string, FlagSpec> = {
     shown: 'loopback names on a loopback bind',
     help: 'another Host header to answer for (repeatable); HOST or HOST:PORT',
   },
+  'tls-cert': {
+    type: 'string',
+    value: 'FILE',
+    help: 'serve HTTPS with this PEM certificate (a chain allowed), with --tls-key; both re-read on SIGHUP',
+  },
+  'tls-key': { type: 'string', value: 'FILE', help: 'the PEM private key of --tls-cert' },
   'tokens-file': {
     type: 'string',
     value: 'PATH',
@@ -108,8 +114,20 @@ export const SERVE_FLAGS: Record<string, FlagSpec> = {
   cache: {
     type: 'string',
     value: 'FILE',
-    shown: '$XDG_CACHE_HOME/quenchz/ecb-live.sqlite',
+    shown: '$CACHE_DIRECTORY, $XDG_CACHE_HOME/quenchz, ~/.cache/quenchz or $TMPDIR/quenchz-cache-UID: ecb-live.sqlite',
     help: 'with --source live: the SQLite answer cache',
+  },
+  'cache-max-mib': {
+    type: 'string',
+    value: 'N',
+    shown: String(DEFAULT_CACHE_MAX_MIB),
+    help: 'with --source live: cached answers beyond this many MiB are pruned, oldest first (at start, then hourly)',
+  },
+  'cache-max-age-days': {
+    type: 'string',
+    value: 'DAYS',
+    shown: String(DEFAULT_CACHE_MAX_AGE_DAYS),
+    help: 'with --source live: cached answers fetched longer ago are pruned (fetched again when asked for)',
   },
   'budget-clock': {
     type: 'string',
@@ -203,7 +221,7 @@ export const SERVE_FLAGS: Record<string, FlagSpec> = {
     type: 'string',
     value: 'MS',
     shown: String(DEFAULT_SHUTDOWN_DELAY_MS),
-    help: 'on SIGTERM, how long to go on serving while /readyz answers 503, so a load balancer takes this replica out first (SIGINT and SIGHUP do not wait)',
+    help: 'on SIGTERM, how long to go on serving while /readyz answers 503, so a load balancer takes this replica out first (SIGINT does not wait)',
   },
   'shutdown-timeout-ms': {
     type: 'string',
@@ -324,6 +342,10 @@ export interface ServePlan {
   shutdownTimeoutMs: number
   shutdownDelayMs: number
   logLevel: string
+  /** --tls-cert and --tls-key (absolute paths), or undefined: plain HTTP. */
+  tls: { certFile: string; keyFile: string } | undefined
+  /** With --source live: the bounds the cache is pruned to. */
+  cacheLimits: { maxBytes: number; maxAgeMs: number }
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
@@ -418,6 +440,8 @@ export function servePlan(values: Values, cwd: string, env: NodeJS.ProcessEnv): 
   if (!LOG_LEVELS.includes(logLevel)) return { problem: `--log-level must be one of ${LOG_LEVELS.join(', ')}` }
   const source = chooseSource(values, cwd, env)
   if ('problem' in source) return source
+  const served = tlsAndCache(values, cwd, source)
+  if ('problem' in served) return served
   return {
     port,
     host,
@@ -442,6 +466,34 @@ export function servePlan(values: Values, cwd: string, env: NodeJS.ProcessEnv): 
     shutdownTimeoutMs,
     shutdownDelayMs,
     logLevel,
+    ...served,
+  }
+}
+
+/** --tls-cert and --tls-key (both or neither), and the cache's bounds (only with --source live). */
+function tlsAndCache(
+  values: Values,
+  cwd: string,
+  source: SourceConfig,
+): Pick<ServePlan, 'tls' | 'cacheLimits'> | UsageProblem {
+  const cert = values['tls-cert'] as string | undefined
+  const key = values['tls-key'] as string | undefined
+  if ((cert === undefined) !== (key === undefined))
+    return { problem: '--tls-cert and --tls-key go together: pass both or neither' }
+  if (cert === '' || key === '') return { problem: '--tls-cert and --tls-key must name files' }
+  for (const flag of ['cache-max-mib', 'cache-max-age-days']) {
+    if (values[flag] !== undefined && source.kind !== 'live') return { problem: `--${flag} needs --source live` }
+  }
+  const mib = integerFlag(values, 'cache-max-mib', DEFAULT_CACHE_MAX_MIB, 1, 1_048_576)
+  if (typeof mib !== 'number') return mib
+  const days = integerFlag(values, 'cache-max-age-days', DEFAULT_CACHE_MAX_AGE_DAYS, 1, 3650)
+  if (typeof days !== 'number') return days
+  return {
+    tls:
+      cert === undefined || key === undefined
+        ? undefined
+        : { certFile: resolve(cwd, cert), keyFile: resolve(cwd, key) },
+    cacheLimits: { maxBytes: mib * 1_048_576, maxAgeMs: days * 86_400_000 },
   }
 }
 
@@ -562,10 +614,10 @@ function publicUrl(raw: string | undefined): string | UsageProblem {
   return url.href
 }
 
-/** The live cache's default file: `$XDG_CACHE_HOME/quenchz/ecb-live.sqlite`, else under `~/.cache`. */
-export function defaultCacheFile(env: NodeJS.ProcessEnv): string {
-  const base = env.XDG_CACHE_HOME && env.XDG_CACHE_HOME !== '' ? env.XDG_CACHE_HOME : join(homedir(), '.cache')
-  return join(base, 'quenchz', 'ecb-live.sqlite')
+/** The live cache's default file (see cache-folder.ts for the order), or a problem naming --cache. */
+export function defaultCacheFile(env: NodeJS.ProcessEnv): string | UsageProblem {
+  const location = defaultCacheLocation(env)
+  return 'problem' in location ? location : location.file
 }
 
 function chooseSource(values: Values, cwd: string, env: NodeJS.ProcessEnv): SourceConfig | UsageProblem {
@@ -591,11 +643,9 @@ function chooseSource(values: Values, cwd: string, env: NodeJS.ProcessEnv): Sour
     case 'live': {
       const base = str('live-url') ?? ECB_EXR_BASE
       if (!/^https?:\/\/[^/]/.test(base)) return { problem: '--live-url must be an http or https URL' }
-      return {
-        kind: 'live',
-        baseUrl: base,
-        cacheFile: str('cache') ? resolve(cwd, str('cache') as string) : defaultCacheFile(env),
-      }
+      const cacheFile = str('cache') ? resolve(cwd, str('cache') as string) : defaultCacheFile(env)
+      if (typeof cacheFile !== 'string') return cacheFile
+      return { kind: 'live', baseUrl: base, cacheFile }
     }
     default:
       return { problem: '--source must be live, history or recordings' }

@@ -16,7 +16,13 @@ import {
   type HostAllowList,
   monotonicClock,
 } from '@tollgate/gate'
-import { createLimitedServer, MemorySessionStore } from '@tollgate/mcp-endpoint'
+import {
+  checkTlsCredentials,
+  createLimitedServer,
+  MemorySessionStore,
+  replaceTlsCredentials,
+  type TlsCredentials,
+} from '@tollgate/mcp-endpoint'
 import { GracefulServer, type Health, type ShutdownReport } from '@tollgate/operability'
 import { SERVER_INSTRUCTIONS } from '../rates/index.js'
 import { BUDGET, CALLERS, SERVER_INFO } from './constants.js'
@@ -64,11 +70,16 @@ export interface QuenchzServerOptions {
   metrics?: QuenchzMetrics
   /** How long `shutdown` lets requests already received finish; default 10 000 ms. */
   shutdownDeadlineMs?: number
+  /**
+   * Serve HTTPS with this certificate (PEM; a chain allowed) and key, checked before listening (a pair that cannot
+   * serve throws TlsCredentialsError, ERR_MCP_ENDPOINT_TLS); default plain HTTP. Replace it later with `setTls`.
+   */
+  tls?: TlsCredentials
 }
 
 /** A listening quenchz server. */
 export interface RunningQuenchz {
-  /** `http://<host>:<port>/mcp` */
+  /** `http://<host>:<port>/mcp`, or `https://…` when started with `tls`. */
   url: string
   host: string
   port: number
@@ -83,6 +94,12 @@ export interface RunningQuenchz {
   shutdown(options?: { deadlineMs?: number; delayMs?: number }): Promise<ShutdownReport>
   /** At once: open connections are cut. */
   close(): Promise<void>
+  /**
+   * Replaces the certificate and key (started with `tls` only): new handshakes get the new pair at once, connections
+   * already open keep theirs and are not dropped. A pair that cannot serve, or a server started without TLS, throws
+   * TlsCredentialsError (ERR_MCP_ENDPOINT_TLS, naming cert, key or pair) and the old pair stays.
+   */
+  setTls(credentials: TlsCredentials): void
 }
 
 /** The digest's fair budget; in memory unless a shared `store` (Redis, for several replicas) is given. */
@@ -115,6 +132,8 @@ export function quenchzGate(options: Omit<QuenchzServerOptions, 'port'>): Gate {
 export async function startQuenchz(options: QuenchzServerOptions): Promise<RunningQuenchz> {
   const host = options.host ?? '127.0.0.1'
   const { health, metrics } = options
+  // Checked before anything is opened, so a pair that cannot serve leaves nothing behind.
+  if (options.tls !== undefined) checkTlsCredentials(options.tls)
   // A store of our own when none is given, so the metrics can count its open sessions.
   const sessionStore = options.sessionStore ?? new MemorySessionStore()
   const onEvent =
@@ -126,14 +145,18 @@ export async function startQuenchz(options: QuenchzServerOptions): Promise<Runni
         }
   const gate = quenchzGate({ ...options, sessionStore, ...(onEvent !== undefined && { onEvent }) })
   // The endpoint's connection limits: 10 s for headers, 30 s for a whole request (slow-loris), capped connections.
-  const server: Server = createLimitedServer((req, res) => {
-    if (health?.handle(req, res) === true) return
-    gate.handle(req, res).catch((error: unknown) => {
-      onEvent?.({ kind: 'fault', code: 'unhandled', error })
-      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' })
-      res.end()
-    })
-  })
+  const server: Server = createLimitedServer(
+    (req, res) => {
+      if (health?.handle(req, res) === true) return
+      gate.handle(req, res).catch((error: unknown) => {
+        onEvent?.({ kind: 'fault', code: 'unhandled', error })
+        if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' })
+        res.end()
+      })
+    },
+    {},
+    options.tls,
+  )
   const graceful = new GracefulServer(server, {
     deadlineMs: options.shutdownDeadlineMs ?? DEFAULT_SHUTDOWN_DEADLINE_MS,
     ...(health !== undefined && { health }),
@@ -156,7 +179,7 @@ export async function startQuenchz(options: QuenchzServerOptions): Promise<Runni
   const shownHost = host.includes(':') ? `[${host}]` : host
   let shuttingDown: Promise<ShutdownReport> | undefined
   return {
-    url: `http://${shownHost}:${port}/mcp`,
+    url: `${options.tls === undefined ? 'http' : 'https'}://${shownHost}:${port}/mcp`,
     host,
     port,
     gate,
@@ -176,6 +199,9 @@ export async function startQuenchz(options: QuenchzServerOptions): Promise<Runni
       await gate.close()
       server.closeAllConnections()
       await new Promise<void>((resolve) => server.close(() => resolve()))
+    },
+    setTls(credentials) {
+      replaceTlsCredentials(server, credentials)
     },
   }
 }
