@@ -219,3 +219,17 @@ test('the new options are checked at construction, naming the option', () => {
     message: /maxRetryAfterMs/,
   })
 })
+
+// The server takes the request and never answers: only the call deadline (300 ms) can end the call, timeoutMs being
+// the largest a timer takes (~24 days). Without the cut the call would hang: the test's own timeout is a hang guard.
+test('a request that never answers is cut at the call deadline, not held for timeoutMs, and not retried past it', {
+  timeout: 120_000,
+}, async () => {
+  const s = await startResponder(() => new Promise<Reply>(() => {}))
+  servers.push(s)
+  const c = restClient(s, { callTimeoutMs: 300, timeoutMs: 2 ** 31 - 1 })
+  await assert.rejects(c.callTool('sr_get_transaction', { transaction_ref: 'ch_1001' }, CONTEXT), {
+    code: 'ERR_PLATFORM_TIMEOUT',
+  })
+  assert.equal(s.requests.length, 1)
+})
