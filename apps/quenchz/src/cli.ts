@@ -155,7 +155,18 @@ async function serve(plan: ServePlan, io: CliIo, cwd: string): Promise<number | 
     await opened.closeAll()
     return EXIT.failed
   }
-  const identity = await openIdentity(plan)
+  // Metrics only with an admin port to serve them on: without one, nothing is counted at all. Callers named in the
+  // budget metrics are a set fixed by configuration (never every sub an issuer may mint): the seed's two, or the
+  // policy's listed callers when there are few enough to be labels.
+  const namedCallers =
+    plan.policy === undefined
+      ? Object.values(CALLERS)
+      : Object.keys(plan.policy.callers ?? {}).length <= MAX_NAMED_CALLERS
+        ? Object.keys(plan.policy.callers ?? {})
+        : []
+  const metrics =
+    plan.admin === undefined ? undefined : createQuenchzMetrics({ namedCallers, jwks: plan.mode.kind === 'jwks' })
+  const identity = await openIdentity(plan, metrics)
   if (typeof identity === 'string') return fail(identity)
   let tls: TlsCredentials | undefined
   if (plan.tls !== undefined) {
@@ -181,16 +192,6 @@ async function serve(plan: ServePlan, io: CliIo, cwd: string): Promise<number | 
     })
     opened.add(() => shared?.close())
   }
-  // Metrics only with an admin port to serve them on: without one, nothing is counted at all. Callers named in the
-  // budget metrics are a set fixed by configuration (never every sub an issuer may mint): the seed's two, or the
-  // policy's listed callers when there are few enough to be labels.
-  const namedCallers =
-    plan.policy === undefined
-      ? Object.values(CALLERS)
-      : Object.keys(plan.policy.callers ?? {}).length <= MAX_NAMED_CALLERS
-        ? Object.keys(plan.policy.callers ?? {})
-        : []
-  const metrics = plan.admin === undefined ? undefined : createQuenchzMetrics({ namedCallers })
   const source = await openRatesSource(plan, metrics)
   if (typeof source === 'string') return fail(source)
   opened.add(() => source.close())
@@ -340,11 +341,16 @@ interface Identity {
   privateJwk: KeyFile['privateJwk'] | undefined
 }
 
-async function openIdentity(plan: ServePlan): Promise<Identity | string> {
+async function openIdentity(plan: ServePlan, metrics: QuenchzMetrics | undefined): Promise<Identity | string> {
   if (plan.mode.kind === 'jwks') {
     const unreachable = await probeJwks(plan.mode.jwksUrl)
     if (unreachable !== undefined) return unreachable
-    const keys = { kind: 'jwks' as const, url: plan.mode.jwksUrl, ...plan.jwks }
+    const keys = {
+      kind: 'jwks' as const,
+      url: plan.mode.jwksUrl,
+      ...plan.jwks,
+      ...(metrics !== undefined && { onFetch: metrics.keySet }),
+    }
     const audience = createAudience({ resource: plan.resource, issuer: plan.mode.issuer, keys })
     return { audience, issuer: undefined, privateJwk: undefined }
   }

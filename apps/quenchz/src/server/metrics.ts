@@ -2,7 +2,7 @@
 // source's upstream observer, and gauges read at scrape time (the scheduler's queue, open 2025-era sessions). Every
 // label value comes from a set fixed when the server starts — tool names from the server's own table, outcome words,
 // error codes, configured callers — so no caller can add a series; a caller outside the configured set is `other`.
-import type { CallScheduler, GateEvent } from '@tollgate/gate'
+import type { CallScheduler, GateEvent, KeySetFetchOutcome } from '@tollgate/gate'
 import type { SessionStore } from '@tollgate/mcp-endpoint'
 import {
   BoundChildren,
@@ -69,6 +69,19 @@ const FAULT_CODES = [
 
 const UPSTREAM_RESULTS: readonly UpstreamResult[] = ['2xx', '3xx', '4xx', '5xx', 'timeout', 'unreachable', 'too-large']
 
+/** Results of a JWKS fetch: ok, the HTTP status class of a non-200 answer, or why nothing usable came back. */
+export const JWKS_RESULTS = ['ok', '3xx', '4xx', '5xx', 'timeout', 'unreachable', 'too-large', 'invalid'] as const
+
+/** A key set fetch's outcome as its `result` label (a word from JWKS_RESULTS, never text from the issuer). */
+export function jwksResult(outcome: KeySetFetchOutcome): (typeof JWKS_RESULTS)[number] {
+  if (outcome.ok) return 'ok'
+  const status = /^http-([1-5])\d\d$/.exec(outcome.reason)?.[1]
+  if (status === '3' || status === '4' || status === '5') return `${status}xx` as '3xx' | '4xx' | '5xx'
+  if (outcome.reason === 'timeout' || outcome.reason === 'unreachable' || outcome.reason === 'too-large')
+    return outcome.reason
+  return 'invalid'
+}
+
 /** The `tool` label of a call the caller was not granted (or named nothing the server has): never the typed name. */
 export const NO_TOOL = 'none'
 
@@ -82,6 +95,8 @@ export interface QuenchzMetricsOptions {
   processMetrics?: boolean
   /** Labels on every series (e.g. `{ replica: 'a' }`). */
   labels?: Record<string, string>
+  /** With a real issuer's JWKS (--jwks-url): count its fetches (`keySet`); default false, no such series. */
+  jwks?: boolean
 }
 
 /** What a running quenchz tells its metrics: its tools, and what to read at scrape time. */
@@ -107,6 +122,8 @@ export interface QuenchzMetrics {
   readonly upstream: UpstreamObserver
   /** The server's tools, and what to read at every scrape (queue depth, open sessions). Call once, when the server is built. */
   watch(gauges: QuenchzGauges): void
+  /** The key set's fetch observer (RemoteKeySet `onFetch`); counts only when created with `jwks: true`. */
+  readonly keySet: (outcome: KeySetFetchOutcome) => void
 }
 
 export function createQuenchzMetrics(options: QuenchzMetricsOptions = {}): QuenchzMetrics {
@@ -307,5 +324,34 @@ export function createQuenchzMetrics(options: QuenchzMetricsOptions = {}): Quenc
     }
   }
 
-  return { registry, onEvent, upstream, watch }
+  let keySet: (outcome: KeySetFetchOutcome) => void = () => {}
+  if (options.jwks === true) {
+    const fetches = new Counter({
+      name: 'quenchz_jwks_fetches_total',
+      help: `Fetches of the issuer's JWKS (--jwks-url) by result (${JWKS_RESULTS.join(', ')}); made when a token needs keys not held or held too long.`,
+      labelNames: ['result'],
+      registers,
+    })
+    for (const r of JWKS_RESULTS) fetches.labels(r).inc(0)
+    const lastSuccess = new Gauge({
+      name: 'quenchz_jwks_last_success_timestamp_seconds',
+      help: 'When the last successful JWKS fetch finished, Unix seconds; 0 before the first.',
+      registers,
+    })
+    lastSuccess.set(0)
+    const keys = new Gauge({
+      name: 'quenchz_jwks_keys',
+      help: 'Keys in the JWKS the last successful fetch read.',
+      registers,
+    })
+    keySet = (outcome) => {
+      fetches.labels(jwksResult(outcome)).inc()
+      if (outcome.ok) {
+        lastSuccess.set(Date.now() / 1000)
+        keys.set(outcome.keys)
+      }
+    }
+  }
+
+  return { registry, onEvent, upstream, watch, keySet }
 }
