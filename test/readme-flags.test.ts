@@ -11,7 +11,8 @@
 //   prove         its two help texts (PROVE_HELP; RUNNER_HELP for `npm run prove -w apps/prove -- …`).
 // An environment variable is known when some source reads it (`env.NAME`, `env['NAME']`, a 'NAME' literal handed to
 // such a read, `$NAME` in a shell script) in the apps, packages, examples, scripts or .ci, or when it is one that
-// Node.js, npm or the shell reads itself (SYSTEM_ENV).
+// Node.js, npm or the shell reads itself (SYSTEM_ENV); one set on a CLI's own command line (`NAME=… providercheck …`)
+// must be read by that CLI: its app or the libraries under packages/.
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
@@ -143,6 +144,17 @@ interface NamedEnv {
   readme: string
   line: number
   name: string
+  /** Set on a command line for this CLI (`NAME=… providercheck …`): the CLI itself must read it. */
+  cli?: Cli
+}
+
+/** Where each CLI's code lives: its app (the libraries it bundles are under packages/). */
+const APP_OF: Record<string, string> = {
+  preflight: 'apps/preflight/',
+  fakemerchant: 'apps/provider/',
+  providercheck: 'apps/providercheck/',
+  quenchz: 'apps/quenchz/',
+  prove: 'apps/prove/',
 }
 
 const BINS = new Set(['preflight', 'fakemerchant', 'providercheck', 'quenchz', 'prove'])
@@ -198,12 +210,13 @@ function scanCommand(text: string, at: { readme: string; line: number }, flags: 
   }
   segments.push(segment)
   for (const seg of segments) {
+    const run = cliOf(seg)
     for (const w of seg) {
       const assignment = /^([A-Za-z_][A-Za-z0-9_]*)=/.exec(w)
       if (assignment === null) break
-      if (ENV_NAME.test(assignment[1] as string)) envs.push({ ...at, name: assignment[1] as string })
+      if (ENV_NAME.test(assignment[1] as string))
+        envs.push({ ...at, name: assignment[1] as string, ...(run !== undefined && { cli: run.cli }) })
     }
-    const run = cliOf(seg)
     if (run === undefined) continue
     for (const w of seg.slice(run.from)) {
       // A flag: one or two dashes, then a lower-case name (`-` alone, `--` and negative numbers are not flags).
@@ -362,6 +375,18 @@ describe('the READMEs name only environment variables the code reads', () => {
       assert.deepEqual(unknown, [], `variables nothing reads:\n${unknown.join('\n')}`)
     })
   }
+
+  test('a variable set on the command line of a CLI is read by that CLI (its app or the libraries it bundles)', () => {
+    const wrong = scanned
+      .flatMap((s) => s.envs)
+      .filter((e) => e.cli !== undefined && !SYSTEM_ENV.has(e.name))
+      .filter((e) => {
+        const app = APP_OF[(e.cli as Cli).split(' ')[0] as string] as string
+        return !readersOf(e.name).some((f) => f.startsWith(app) || f.startsWith('packages/'))
+      })
+      .map((e) => `${e.readme}:${e.line} ${e.name} for ${e.cli}`)
+    assert.deepEqual(wrong, [], `set for a CLI that does not read it:\n${wrong.join('\n')}`)
+  })
 
   test('the scan finds the variables the READMEs are known to name', () => {
     const names = new Set(scanned.flatMap((s) => s.envs.map((e) => e.name)))
