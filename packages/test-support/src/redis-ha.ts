@@ -61,7 +61,7 @@ function startNode(dir: string, port: number, args: string[]): RedisNodeProcess 
 
 const answers = (port: number) => async () => (await redisCli(port, 'PING')) === 'PONG'
 
-/** A master, one replica and three sentinels watching them as `master`. */
+/** A master, its replicas (one by default) and three sentinels watching them as `master`. */
 export interface RedisSentinelSet {
   /** The master set's name the sentinels know. */
   master: string
@@ -80,7 +80,10 @@ export interface RedisSentinelSet {
  * Starts the set and waits until the replica is in sync and every sentinel knows the replica and the other
  * sentinels. `downAfterMs`: how long the master must be silent before the sentinels call it down.
  */
-export async function startRedisSentinelSet(options: { downAfterMs?: number } = {}): Promise<RedisSentinelSet> {
+export async function startRedisSentinelSet(
+  options: { downAfterMs?: number; replicas?: number } = {},
+): Promise<RedisSentinelSet> {
+  const replicaCount = options.replicas ?? 1
   const dir = mkdtempSync(join(tmpdir(), 'tollgate-sentinel-'))
   const master = 'budget'
   const processes: RedisNodeProcess[] = []
@@ -90,15 +93,17 @@ export async function startRedisSentinelSet(options: { downAfterMs?: number } = 
   }
   try {
     const masterPort = await freeLoopbackPort()
-    const replicaPort = await freeLoopbackPort()
     const common = ['--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir]
     processes.push(startNode(dir, masterPort, ['--port', String(masterPort), ...common]))
     await until('the master answers', answers(masterPort))
-    const replicaArgs = ['--port', String(replicaPort), ...common, '--replicaof', '127.0.0.1', String(masterPort)]
-    processes.push(startNode(dir, replicaPort, replicaArgs))
-    await until('the replica is in sync', async () =>
-      (await redisCli(replicaPort, 'INFO', 'replication')).includes('master_link_status:up'),
-    )
+    for (let i = 0; i < replicaCount; i++) {
+      const replicaPort = await freeLoopbackPort()
+      const replicaArgs = ['--port', String(replicaPort), ...common, '--replicaof', '127.0.0.1', String(masterPort)]
+      processes.push(startNode(dir, replicaPort, replicaArgs))
+      await until('the replica is in sync', async () =>
+        (await redisCli(replicaPort, 'INFO', 'replication')).includes('master_link_status:up'),
+      )
+    }
     const sentinels: Array<{ host: string; port: number }> = []
     for (let i = 0; i < 3; i++) {
       const port = await freeLoopbackPort()
@@ -124,7 +129,7 @@ export async function startRedisSentinelSet(options: { downAfterMs?: number } = 
         const info = await redisCli(s.port, 'SENTINEL', 'MASTER', master)
         const lines = info.split('\n')
         const field = (name: string) => lines[lines.indexOf(name) + 1]
-        return field('num-slaves') === '1' && field('num-other-sentinels') === '2'
+        return field('num-slaves') === String(replicaCount) && field('num-other-sentinels') === '2'
       })
     }
     const masterNow = async () => {
