@@ -121,6 +121,45 @@ describe('the Redis stores on a Redis Cluster', { skip: NO_REDIS_HA }, () => {
     assert.equal(slots.size, 1)
   })
 
+  test('replicas 1 (WAIT) on a Cluster: sent to the node serving the budget, whose replica acknowledges', async () => {
+    const clock = manualClock()
+    const store = new RedisBudgetStore(client, { prefix: 'wait:', replicas: 1 })
+    const policy = { reserve: 2, pool: 0, windowSeconds: 10 }
+    for (const key of ['w0', 'w1', 'w2', 'w3']) {
+      const budget = new OpenFairBudget({ policy, clock: clock.now, store, key })
+      assert.deepEqual(
+        [
+          (await budget.request('a')).admitted,
+          (await budget.request('a')).admitted,
+          (await budget.request('a')).admitted,
+        ],
+        [true, true, false],
+      )
+    }
+    // The WAIT goes to the node that ran the script: with that shard's replica frozen the call is refused (a WAIT
+    // sent to any other node, with no write of this connection to wait for, would answer at once).
+    const master = await cluster.masterOf('{open:wz}')
+    const nodes = await redisCli(master, 'CLUSTER', 'NODES')
+    const myId = nodes
+      .split('\n')
+      .find((l) => l.includes('myself'))
+      ?.split(' ')[0] as string
+    const replicaPort = Number(/:(\d+)@/.exec(nodes.split('\n').find((l) => l.includes(`slave ${myId}`)) ?? '')?.[1])
+    const replica = cluster.nodes.find((n) => n.port === replicaPort)?.child
+    assert.ok(replica !== undefined, 'the shard has a replica')
+    const frozen = new OpenFairBudget({ policy, clock: clock.now, store, key: 'wz' })
+    replica.kill('SIGSTOP')
+    try {
+      await assert.rejects(frozen.request('a'), { code: 'ERR_GATE_BUDGET_STORE' })
+    } finally {
+      replica.kill('SIGCONT')
+    }
+    // Asking for more replicas than a shard has refuses the call.
+    const greedy = new RedisBudgetStore(client, { prefix: 'wait:', replicas: 2 })
+    const budget = new OpenFairBudget({ policy, clock: clock.now, store: greedy, key: 'w9' })
+    await assert.rejects(budget.request('a'), { code: 'ERR_GATE_BUDGET_STORE' })
+  })
+
   test('a prefix holding a brace is refused on a Cluster (it would move keys to other slots)', () => {
     assert.throws(() => new RedisBudgetStore(client, { prefix: 'a{b}:' }), GateConfigError)
     assert.throws(() => new RedisSessionStore(client, 'a}:'), GateConfigError)
