@@ -98,6 +98,16 @@ describe('--budget-redis-sentinels / --budget-redis-master / --budget-redis-clus
       '--budget-redis-cluster must be a comma-separated list of HOST:PORT (1 to 64)',
     ],
     [
+      '--budget-redis-replicas without a Redis',
+      ['--budget-redis-replicas', '1'],
+      '--budget-redis-replicas needs --budget-redis',
+    ],
+    [
+      '--budget-redis-replicas past 16',
+      ['--budget-redis-cluster', '127.0.0.1:7000', '--budget-redis-replicas', '17'],
+      '--budget-redis-replicas must be an integer from 0 to 16',
+    ],
+    [
       'a brace in the prefix on a cluster',
       ['--budget-redis-cluster', '127.0.0.1:7000', '--budget-prefix', 'q{x}:'],
       '--budget-prefix may not hold { or } with --budget-redis-cluster',
@@ -123,5 +133,13 @@ describe('--budget-redis-sentinels / --budget-redis-master / --budget-redis-clus
       assert.equal(p.prefix, 'q:')
       assert.equal(p.redisTimeoutMs, 250)
     }
+  })
+
+  test('--budget-redis-replicas: 0 by default, N with any budget Redis', () => {
+    const replicas = (args: string[]) => (plan(args) as { redisReplicas?: number }).redisReplicas
+    assert.equal(replicas(['--budget-redis', 'redis://127.0.0.1:6379']), 0)
+    assert.equal(replicas(['--budget-redis', 'redis://127.0.0.1:6379', '--budget-redis-replicas', '2']), 2)
+    assert.equal(replicas([...SENTINELS, '--budget-redis-master', 'b', '--budget-redis-replicas', '1']), 1)
+    assert.equal(replicas(['--budget-redis-cluster', 'n:7000', '--budget-redis-replicas', '1']), 1)
   })
 })
