@@ -251,11 +251,12 @@ async function serve(plan: ServePlan, io: CliIo, cwd: string): Promise<number | 
   }
   // The port is only known once bound; the manifest follows immediately.
   if (plan.port === 0 && !(await mint(running.url))) return fail()
-  io.stderr(announcement(plan, running.url, source))
-  if (admin !== undefined) io.stderr(`quenchz admin listening on ${admin.url} (/metrics, /livez, /readyz)`)
   if (plan.source.kind === 'live') keepCachePruned(plan.source.cacheFile, plan.cacheLimits, opened, log)
+  // Before the listening line: whoever waits for it may signal at once, and an unhandled SIGHUP would end the process.
   stopOnSignals(opened, running, { deadlineMs: plan.shutdownTimeoutMs, delayMs: plan.shutdownDelayMs }, log)
   reloadOnSighup(plan, running, log)
+  io.stderr(announcement(plan, running.url, source))
+  if (admin !== undefined) io.stderr(`quenchz admin listening on ${admin.url} (/metrics, /livez, /readyz)`)
   // However the process ends (an uncaught error included), the key that can mint tokens does not outlive it.
   const keptKey =
     plan.tokensPath !== undefined && identity.issuer !== undefined ? keyPathFor(plan.tokensPath) : undefined

@@ -8,12 +8,14 @@ import { Agent, request } from 'node:https'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import type { TLSSocket } from 'node:tls'
+import { createAudience, createInProcessIssuer } from '@tollgate/gate'
 import {
   makeTestCertificateAuthority,
   type TestCertificate,
   type TestCertificateAuthority,
 } from '@tollgate/test-support'
 import { main } from '../../src/cli.ts'
+import { startQuenchz } from '../../src/server/start-quenchz.ts'
 import { type CliProcess, startCliProcess } from './support/cli-process.ts'
 import { connect } from './support/clients.ts'
 import { httpsFetch } from './support/https-fetch.ts'
@@ -250,5 +252,50 @@ describe('SIGHUP without TLS, and the flags', () => {
     assert.equal(mismatch.lines.length, 1)
     assert.match(mismatch.lines[0] as string, /^quenchz: --tls-cert\/--tls-key: /)
     assert.ok(!(mismatch.lines[0] as string).includes('BEGIN'))
+  })
+})
+
+describe('startQuenchz with tls, and setTls', () => {
+  const start = async (tls?: { cert: string; key: string }) => {
+    const issuer = await createInProcessIssuer({ issuer: 'https://issuer.invalid', resource: 'https://q.invalid/mcp' })
+    return startQuenchz({
+      tools: [],
+      audience: createAudience({
+        resource: 'https://q.invalid/mcp',
+        issuer: 'https://issuer.invalid',
+        keys: issuer.keySource(),
+      }),
+      port: 0,
+      ...(tls !== undefined && { tls }),
+    })
+  }
+
+  test('an https URL; setTls swaps the pair for new handshakes; a bad pair throws ERR_MCP_ENDPOINT_TLS and the old stays', async () => {
+    const a = ca.issue()
+    const b = ca.issue()
+    const running = await start({ cert: a.cert, key: a.key })
+    try {
+      assert.match(running.url, /^https:\/\//)
+      assert.equal((await getOnce(running.url, '/')).fingerprint, a.fingerprint256)
+      running.setTls({ cert: b.cert, key: b.key })
+      assert.equal((await getOnce(running.url, '/')).fingerprint, b.fingerprint256)
+      assert.throws(() => running.setTls({ cert: a.cert, key: b.key }), { code: 'ERR_MCP_ENDPOINT_TLS', which: 'pair' })
+      assert.equal((await getOnce(running.url, '/')).fingerprint, b.fingerprint256)
+    } finally {
+      await running.close()
+    }
+  })
+
+  test('a pair that cannot serve is refused before listening; a plain server refuses setTls', async () => {
+    const a = ca.issue()
+    const b = ca.issue()
+    await assert.rejects(start({ cert: a.cert, key: b.key }), { code: 'ERR_MCP_ENDPOINT_TLS' })
+    const plain = await start()
+    try {
+      assert.match(plain.url, /^http:\/\//)
+      assert.throws(() => plain.setTls({ cert: a.cert, key: a.key }), { code: 'ERR_MCP_ENDPOINT_TLS' })
+    } finally {
+      await plain.close()
+    }
   })
 })
