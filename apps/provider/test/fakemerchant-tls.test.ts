@@ -43,9 +43,9 @@ describe('fakemerchant --tls-cert/--tls-key', () => {
     const files = install(first)
     const p = runFakemerchant(['--port', '0', '--tls-cert', files.certFile, '--tls-key', files.keyFile])
     try {
-      const url = (await p.printed(/serving (https:\/\/\S+)/))[1] as string
+      const url = (await p.printed(/serving (https:\/\/\S+) \(data/))[1] as string
       const base = baseOf(url)
-      assert.match(p.stdout(), /REST at https:\/\//)
+      await p.printed(/REST at https:\/\/\S+ \(base URL https:\/\//)
       const trust = { secret: SECRET, ca: ca.caCert }
       assert.equal(await freshFingerprint(base, trust), first.fingerprint256)
       const callers = startCallers(3, [base], '/v1/transactions/ch_9001', { ca: ca.caCert, secret: () => SECRET })
@@ -104,7 +104,7 @@ describe('fakemerchant --tls-cert/--tls-key', () => {
     const leaf = ca.issue()
     const p = runFakemerchant(['--port', '443', '--tls-cert', leaf.certFile, '--tls-key', leaf.keyFile])
     try {
-      const url = (await p.printed(/serving (https:\/\/\S+)/))[1] as string
+      const url = (await p.printed(/serving (https:\/\/\S+) \(data/))[1] as string
       assert.equal(url, 'https://127.0.0.1:443/mcp')
       assert.equal(await freshFingerprint(baseOf(url), { secret: SECRET, ca: ca.caCert }), leaf.fingerprint256)
     } finally {

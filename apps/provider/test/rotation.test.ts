@@ -184,7 +184,7 @@ describe('fakemerchant --signing-secret-file', () => {
   test('SIGNING_SECRET with a comma keeps working: both secrets verify, by position', async () => {
     const p = runFakemerchant(['--port', '0', '--admin-port', '0'], { ...process.env, SIGNING_SECRET: `${OLD},${NEW}` })
     try {
-      const base = ((await p.printed(/serving (http:\/\/\S+)/))[1] as string).replace(/\/mcp$/, '')
+      const base = ((await p.printed(/serving (http:\/\/\S+) \(data/))[1] as string).replace(/\/mcp$/, '')
       const adminUrl = (await p.printed(/metrics at (http:\/\/\S+)\/metrics/))[1] as string
       for (const secret of [OLD, NEW, NEW])
         assert.equal((await rest(base, 'GET', '/v1/describe', { secret })).status, 200)
@@ -230,7 +230,7 @@ describe('fakemerchant --signing-secret-file', () => {
       env,
     )
     try {
-      const base = ((await p.printed(/serving (https:\/\/\S+)/))[1] as string).replace(/\/mcp$/, '')
+      const base = ((await p.printed(/serving (https:\/\/\S+) \(data/))[1] as string).replace(/\/mcp$/, '')
       const adminUrl = (await p.printed(/metrics at (http:\/\/\S+)\/metrics/))[1] as string
       assert.equal(await freshFingerprint(base, { ca: ca.caCert, secret: OLD }), leaf.fingerprint256)
       let signWith = OLD
