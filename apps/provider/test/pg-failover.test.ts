@@ -325,6 +325,8 @@ interface RunOptions {
   ledger: 'postgres' | 'sqlite'
   /** After the failover: the old primary rejoins as a standby and the address moves to it, then back. */
   demote: boolean
+  /** The SQLite ledger's refunds take this long (the calls the loss cuts are then between claim and record). */
+  billingDelayMs?: number
 }
 
 interface RunFigures {
@@ -369,7 +371,13 @@ async function failover(options: RunOptions, diagnostic: (line: string) => void)
     if (options.ledger === 'sqlite') {
       // A billing system of its own, as a merchant's is: its refunds keyed by the idempotency key in its own database
       // (nothing written with the provider's key records, no one-write claim).
-      demo = await demoBilling((ledger) => ({ refund: (key, command) => ledger.refund(key, command) }))
+      const delayMs = options.billingDelayMs ?? 0
+      demo = await demoBilling((ledger) => ({
+        refund: async (key, command) => {
+          if (delayMs > 0) await new Promise((r) => setTimeout(r, delayMs))
+          return ledger.refund(key, command)
+        },
+      }))
       delete (demo.billing as { refundClaiming?: unknown }).refundClaiming
       billing = demo.billing
     }
@@ -539,6 +547,19 @@ test('synchronous standby: nothing answered is lost or doubled, refusals end wit
   assert.equal(f.lost, 0, 'with a synchronous standby nothing answered is lost')
   assert.ok(f.lastRefusalMs <= 10_000, `no caller refused later than 10 s after the loss (${f.lastRefusalMs} ms)`)
   assert.ok((f.demotion?.lastRefusalMs ?? 0) <= 10_000, 'refusals end within 10 s of the address coming back')
+})
+
+test('synchronous standby, ledger outside the database: calls cut between their claim and their record are resumed within seconds, not after the lease', {
+  skip,
+}, async (t) => {
+  // Each refund spends 40 ms in billing, between its claim and its record: the calls the loss cuts are there, their
+  // claims on the standby (the lease 30 s) and their records lost. Their retries must not wait out the lease.
+  const f = await failover(
+    { synchronous: true, lag: false, ledger: 'sqlite', demote: false, billingDelayMs: 40 },
+    (l) => t.diagnostic(l),
+  )
+  assert.equal(f.lost, 0, 'with a synchronous standby nothing answered is lost')
+  assert.ok(f.lastRefusalMs <= 10_000, `no caller refused later than 10 s after the loss (${f.lastRefusalMs} ms)`)
 })
 
 test('asynchronous standby, demo ledger: what the standby lacked is lost, and a retry of a lost key refunds once', {
