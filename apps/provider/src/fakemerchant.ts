@@ -337,14 +337,21 @@ function reloader(
     else if (done.length > 0) process.stderr.write(`${BIN}: reloaded: ${done.join(', ')}\n`)
   }
   const run = (): Promise<void> =>
-    once().then(() => {
-      if (!again) {
-        running = undefined
-        return
-      }
-      again = false
-      return run()
-    })
+    once()
+      // Never a crash on SIGHUP: anything unexpected is one line (its class only) and the server goes on as it was.
+      .catch((error: unknown) => {
+        process.stderr.write(
+          `${BIN}: reload failed (${error instanceof Error ? error.name : 'unknown'}); nothing changed\n`,
+        )
+      })
+      .then(() => {
+        if (!again) {
+          running = undefined
+          return
+        }
+        again = false
+        return run()
+      })
   return () => {
     if (running !== undefined) {
       again = true
