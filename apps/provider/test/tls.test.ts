@@ -2,13 +2,17 @@
 // private CA; a certificate swapped with setTls under load fails no request and new handshakes get it; a bad pair is
 // refused with one log line naming no byte, the old pair kept; the admin port stays plain HTTP.
 import assert from 'node:assert/strict'
+import { Agent, request } from 'node:https'
 import { after, before, describe, test } from 'node:test'
+import type { TLSSocket } from 'node:tls'
+import { signHeaders } from '@tollgate/signing'
 import { makeTestCertificateAuthority, type TestCertificateAuthority } from '@tollgate/test-support'
 import { pino } from 'pino'
 import { TlsCredentialsError } from '../src/index.js'
 import { connect, SECRET, startTestProvider } from './helpers.js'
 import { httpsFetch } from './https-fetch.js'
 import { freshFingerprint, httpsGet, startCallers } from './https-rest.js'
+import { refundBody } from './rest-helpers.js'
 
 let ca: TestCertificateAuthority
 before(() => {
@@ -89,6 +93,55 @@ describe('startProvider with tls', () => {
       )
     } finally {
       await callers.stop()
+      await p.stop()
+    }
+  })
+
+  test('a request whose body is still arriving when setTls runs is answered on its connection, not cut', async () => {
+    const [first, second] = [ca.issue(), ca.issue()]
+    const p = await startTestProvider({ tls: { cert: first.cert, key: first.key } })
+    const agent = new Agent({ keepAlive: false })
+    try {
+      const url = new URL('/v1/refunds', p.baseUrl)
+      const body = Buffer.from(JSON.stringify(refundBody('ch_9001', 100, true)))
+      const signed = signHeaders(SECRET, { method: 'POST', host: url.host, path: url.pathname, body })
+      const answered = new Promise<{ status: number; fingerprint: string }>((resolve, reject) => {
+        const req = request(
+          url,
+          {
+            method: 'POST',
+            agent,
+            ca: ca.caCert,
+            servername: 'localhost',
+            headers: {
+              ...signed,
+              'content-type': 'application/json',
+              'content-length': String(body.length),
+              expect: '100-continue',
+            },
+          },
+          (res) => {
+            const fingerprint = (res.socket as TLSSocket).getPeerCertificate().fingerprint256
+            res.resume()
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, fingerprint }))
+          },
+        )
+        req.on('error', reject)
+        // 100 Continue: the server has read the headers, so the request is in flight; then half the body, the swap,
+        // and the rest.
+        req.on('continue', () => {
+          req.write(body.subarray(0, 10))
+          setImmediate(() => {
+            p.setTls({ cert: second.cert, key: second.key })
+            setImmediate(() => req.end(body.subarray(10)))
+          })
+        })
+      })
+      const r = await answered
+      assert.deepEqual(r, { status: 200, fingerprint: first.fingerprint256 })
+      assert.equal(await freshFingerprint(p.baseUrl, { secret: SECRET, ca: ca.caCert }), second.fingerprint256)
+    } finally {
+      agent.destroy()
       await p.stop()
     }
   })
