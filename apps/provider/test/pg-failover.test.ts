@@ -6,7 +6,9 @@
 // - synchronous replication: every key answered succeeded before the failover has exactly one refund after it; no key
 //   has two; callers see only unavailable / in_progress with Retry-After; no caller is refused later than 10 s after
 //   the loss. Then the old primary rejoins as a standby (pg_rewind) and the address moves to it: read-only (25006) is
-//   an outage, and the providers recover by themselves once the address leads to the primary again.
+//   an outage, and the providers recover by themselves once the address leads to the primary again. And with a
+//   ledger outside the database whose refunds take a while, the calls the loss cuts between their claim and their
+//   record are resumed within seconds (the process that made the claims ends them), not after the 30 s lease.
 // - asynchronous replication, the standby made to lag (frozen for a moment): what is lost is counted, and a retry of
 //   each lost key ends with one refund — with the demo ledger in the failed database (the refund vanished with its
 //   key), and with a ledger outside it (a SQLite file: the retry finds the first refund instead of refunding again).
