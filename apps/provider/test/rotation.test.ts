@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { makeTestCertificateAuthority, type TestCertificateAuthority } from '@tollgate/test-support'
+import { pino } from 'pino'
 import { readSecretsFile, SecretsError } from '../src/index.js'
 import { type FakemerchantProcess, runFakemerchant } from './fakemerchant-process.js'
 import { startTestProvider, type TestProvider } from './helpers.js'
@@ -80,6 +81,30 @@ describe('readSecretsFile', () => {
       message: 'the signing secrets file cannot be read (ENOENT)',
     })
   })
+})
+
+test('setSecrets: a refusal is one log line with its code and no value; a replacement is one line with the count', async () => {
+  const lines: Record<string, unknown>[] = []
+  const logger = pino({ level: 'info' }, { write: (l: string) => void lines.push(JSON.parse(l)) })
+  const p = await startTestProvider({ secrets: [OLD], logger })
+  try {
+    const before = lines.length
+    assert.throws(() => p.setSecrets(['srmp_live_rotation_new_0123456789']), {
+      code: 'ERR_PROVIDER_SECRETS_ENVIRONMENT',
+    })
+    p.setSecrets([OLD, NEW])
+    const logged = lines.slice(before)
+    assert.deepEqual(
+      logged.map((l) => [l.msg, l.code ?? l.secrets]),
+      [
+        ['signing secrets refused: the old ones are kept', 'ERR_PROVIDER_SECRETS_ENVIRONMENT'],
+        ['signing secrets replaced', 2],
+      ],
+    )
+    assert.doesNotMatch(JSON.stringify(logged), /rotation_|srmp_live/)
+  } finally {
+    await p.stop()
+  }
 })
 
 describe('setSecrets on two replicas sharing one PostgreSQL schema', { skip: pgSkip }, () => {
