@@ -44,7 +44,7 @@ describe('fakemerchant with a production secret', () => {
       const p = runFakemerchant(['--port', '0'], { ...process.env, SIGNING_SECRET: secret })
       assert.equal(await p.exited, 2)
       assert.deepEqual(p.said(), [
-        'fakemerchant: SIGNING_SECRET is a production secret (srmp_…); fakemerchant serves demo data and needs a sandbox secret (srmps_…)',
+        'fakemerchant: SIGNING_SECRET holds a production secret (srmp_…); fakemerchant serves demo data and needs a sandbox secret (srmps_…)',
       ])
       assert.equal(p.stderr().includes('do_not_echo'), false)
       assert.equal(p.stdout(), '')
