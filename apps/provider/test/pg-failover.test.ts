@@ -1,14 +1,16 @@
 // A PostgreSQL failover under load, as production runs it: a primary with a streaming standby of the test's own, one
 // address in front (a TCP forwarder the test repoints, as a managed database's name or a Patroni VIP moves), two
-// provider replicas on that address behind HAProxy, closed-loop refund callers on REST and MCP (2026-07-28) that honour
-// Retry-After. The primary is lost (SIGKILL of the postmaster and every backend: the host gone), the standby promoted,
-// the address repointed, the load kept on.
+// provider replicas on that address behind HAProxy, closed-loop refund callers on REST and MCP (2026-07-28) through
+// the platform client (@tollgate/platform-client), which honours Retry-After within its deadline as the platform
+// does. The primary is lost (SIGKILL of the postmaster and every backend: the host gone), the standby promoted, the
+// address repointed, the load kept on.
 // - synchronous replication: every key answered succeeded before the failover has exactly one refund after it; no key
-//   has two; callers see only unavailable / in_progress with Retry-After; no caller is refused later than 10 s after
-//   the loss. Then the old primary rejoins as a standby (pg_rewind) and the address moves to it: read-only (25006) is
-//   an outage, and the providers recover by themselves once the address leads to the primary again. And with a
-//   ledger outside the database whose refunds take a while, the calls the loss cuts between their claim and their
-//   record are resumed within seconds (the process that made the claims ends them), not after the 30 s lease.
+//   has two; every answer the servers send during the switch (noted per attempt, under the client's retries) is
+//   unavailable / in_progress with Retry-After, and every call ends in a result; no caller is refused later than
+//   10 s after the loss. Then the old primary rejoins as a standby (pg_rewind) and the address moves to it: read-only
+//   (25006) is an outage, and the providers recover by themselves once the address leads to the primary again. And
+//   with a ledger outside the database whose refunds take a while, the calls the loss cuts between their claim and
+//   their record are resumed within seconds (the process that made the claims ends them), not after the 30 s lease.
 // - asynchronous replication, the standby made to lag (frozen for a moment): what is lost is counted, and a retry of
 //   each lost key ends with one refund — with the demo ledger in the failed database (the refund vanished with its
 //   key), and with a ledger outside it (a SQLite file: the retry finds the first refund instead of refunding again).
@@ -20,13 +22,22 @@ import { type Socket, type Server as TcpServer, connect as tcpConnect, createSer
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
+import type { ProfileToolName, ToolResult } from '@tollgate/contract'
 import { MemorySessionStore } from '@tollgate/mcp-endpoint'
-import { signHeaders } from '@tollgate/signing'
+import {
+  type AttemptOptions,
+  type CallContext,
+  type CallResult,
+  PlatformClient,
+  type PlatformClientOptions,
+  type ToolOutcome,
+  UnexpectedHttpStatus,
+} from '@tollgate/platform-client'
 import { freeLoopbackPort } from '@tollgate/test-support'
 import pg from 'pg'
 import { type BillingPort, type RunningProvider, startProvider } from '../src/index.js'
 import { type DemoBilling, demoBilling, SECRET } from './helpers.js'
-import { type Binding, LOAD_CHARGES, mcpBinding } from './outage-harness.js'
+import { LOAD_CHARGES } from './outage-harness.js'
 import { privatePostgresSkip, type ReplicatedPostgres, startReplicatedPostgres } from './private-postgres.js'
 
 const REQUIRED = process.env.TOLLGATE_REQUIRE_SERVICES === '1'
@@ -160,69 +171,130 @@ async function startHaproxy(dir: string, bind: number, servers: readonly number[
   }
 }
 
-// ---- callers ----
+// ---- callers: the platform client, as the platform calls ----
 
-interface RefundAnswer {
-  status: number
-  code: string
-  retryAfter: string | null
-  refundRef?: string
-}
-
-const refundBody = (charge: string) =>
-  Buffer.from(
-    JSON.stringify({
-      transaction_ref: charge,
-      amount: { amount_minor: 1, currency: 'USD' },
-      reason: 'goodwill',
-      dry_run: false,
-    }),
-  )
-
-/** POST /v1/refunds through `base`, signed; what the caller saw. */
-async function restRefund(base: string, key: string, charge: string): Promise<RefundAnswer> {
-  const url = new URL('/v1/refunds', base)
-  const body = refundBody(charge)
-  const headers = {
-    'content-type': 'application/json',
-    'idempotency-key': key,
-    ...signHeaders(SECRET, { method: 'POST', host: url.host, path: url.pathname, body, key }),
-  }
-  try {
-    const res = await fetch(url, { method: 'POST', headers, body })
-    const json = (await res.json().catch(() => ({}))) as { refund_ref?: string; error?: { code: string } }
-    return {
-      status: res.status,
-      code: res.status === 200 ? 'ok' : (json.error?.code ?? `http_${res.status}`),
-      retryAfter: res.headers.get('retry-after'),
-      ...(json.refund_ref !== undefined && { refundRef: json.refund_ref }),
-    }
-  } catch (error) {
-    return { status: 0, code: `transport: ${(error as Error).message}`, retryAfter: null }
-  }
-}
-
-const restCaller = (name: string, base: string): Binding => ({
-  name,
-  refund: async (key, charge) => {
-    const started = performance.now()
-    return { binding: name, key, ...(await restRefund(base, key, charge)), ms: performance.now() - started }
-  },
-  close: async () => {},
-})
-
+/** One attempt's answer as the server (or the balancer) sent it, before the client's own retry. */
 interface Answered {
   binding: string
   key: string
+  /** 'ok', the envelope's code, 'unavailable_http' (the balancer's own 503), or the client's ERR_PLATFORM_… code. */
   code: string
-  retryAfter: string | null
-  /** When the call was sent and when its answer came (performance.now()). */
+  /** The answer's Retry-After in ms, when it carried one. */
+  retryAfterMs: number | undefined
+  /** When the attempt was sent and when its answer came (performance.now()). */
   sentAt: number
   at: number
 }
 
+const refundRequest = (charge: string) => ({
+  transaction_ref: charge,
+  amount: { amount_minor: 1, currency: 'USD' },
+  reason: 'goodwill',
+  dry_run: false,
+})
+
+/**
+ * The platform client, every attempt's answer noted as it comes (callTool retries through `attempt`): what the
+ * servers sent during the switch is counted, not only what the client made of it.
+ */
+class ObservedClient extends PlatformClient {
+  constructor(
+    options: PlatformClientOptions,
+    private readonly noted: (key: string, answer: Omit<Answered, 'binding' | 'key'>) => void,
+  ) {
+    super(options)
+  }
+
+  override attempt<N extends ProfileToolName>(
+    name: N,
+    args: Record<string, unknown>,
+    context: CallContext,
+    options?: AttemptOptions,
+  ): Promise<ToolOutcome<ToolResult<N>>>
+  override attempt(
+    name: string,
+    args: Record<string, unknown>,
+    context: CallContext,
+    options?: AttemptOptions,
+  ): Promise<ToolOutcome>
+  override async attempt(
+    name: string,
+    args: Record<string, unknown>,
+    context: CallContext,
+    options?: AttemptOptions,
+  ): Promise<ToolOutcome> {
+    const sentAt = performance.now()
+    const key = String(args.idempotency_key ?? '')
+    try {
+      const outcome = await super.attempt(name, args, context, options)
+      this.noted(key, {
+        code: outcome.kind === 'result' ? 'ok' : outcome.code,
+        retryAfterMs: outcome.kind === 'error' ? outcome.retryAfterMs : undefined,
+        sentAt,
+        at: performance.now(),
+      })
+      return outcome
+    } catch (error) {
+      // The balancer's own 503 (every replica out) to an MCP request, or one whose body is not the envelope.
+      const http = error instanceof UnexpectedHttpStatus && error.status === 503
+      this.noted(key, {
+        code: http ? 'unavailable_http' : ((error as { code?: string }).code ?? String(error)),
+        retryAfterMs: error instanceof UnexpectedHttpStatus ? error.retryAfterMs : undefined,
+        sentAt,
+        at: performance.now(),
+      })
+      throw error
+    }
+  }
+}
+
+interface Caller {
+  name: string
+  client: PlatformClient
+}
+
+/**
+ * A platform client on one binding through the balancer: REST on its base URL, MCP (2026-07-28) on its MCP URL;
+ * loopback allowed, a call's deadline 30 s, Retry-After honoured up to 10 s (the client's default).
+ */
+function platformCaller(
+  name: string,
+  transport: 'rest' | 'mcp',
+  baseUrl: string,
+  noted?: (answer: Answered) => void,
+  signal?: AbortSignal,
+): Caller {
+  const options: PlatformClientOptions = {
+    baseUrl,
+    secret: SECRET,
+    transport,
+    allowPrivate: true,
+    callTimeoutMs: 30_000,
+    ...(transport === 'mcp' && { era: '2026-07-28' as const }),
+    ...(signal !== undefined && { signal }),
+  }
+  const client =
+    noted === undefined
+      ? new PlatformClient(options)
+      : new ObservedClient(options, (key, answer) => noted({ binding: name, key, ...answer }))
+  return { name, client }
+}
+
+const refundCall = (caller: Caller, key: string, charge: string) =>
+  caller.client.callTool(
+    'sr_refund',
+    { idempotency_key: key, request: refundRequest(charge) },
+    { correlationId: key, channel: 'ticket' },
+  )
+
+/** What a call's final answer (after the client's retries) was: 'ok', or what it ended with. */
+const finalCode = (r: CallResult): string => (r.kind === 'result' ? 'ok' : r.kind === 'error' ? r.code : `verified`)
+
 interface Load {
+  /** Every attempt's answer, as sent. */
   answers: Answered[]
+  /** The calls' final answers that were not a success (the client gave up within its deadline, or failed). */
+  finalFaults: string[]
   /** Keys answered succeeded: when, on which charge. */
   succeeded: Map<string, { charge: string; at: number }>
   /** Successes per caller answered after `since`. */
@@ -233,40 +305,39 @@ interface Load {
 }
 
 /**
- * One closed loop per caller: a fresh key on a load charge, retried with the same key after the answer's Retry-After
- * (200 ms when it names none — counted as a fault by the checks) until it succeeds, then the next key.
+ * One closed loop per caller: a fresh key on a load charge, called through the platform client (which retries on
+ * Retry-After within its deadline); a call that does not end in a result is noted as a fault and called again with
+ * the same key, until it succeeds; then the next key.
  */
-function startLoad(callers: readonly Binding[]): Load {
-  const answers: Answered[] = []
+function startLoad(callers: readonly Caller[], answers: Answered[]): Load {
   const succeeded = new Map<string, { charge: string; at: number }>()
+  const finalFaults: string[] = []
   const perCaller = callers.map(() => [] as number[])
   let stopping = false
   let aborted = false
   let n = 0
-  const loops = callers.map(async (b, i) => {
+  const loops = callers.map(async (c, i) => {
     while (!stopping) {
-      const key = `failover-${b.name}-${process.pid}-${++n}-${Math.random().toString(16).slice(2, 10)}`
+      const key = `failover-${c.name}-${process.pid}-${++n}-${Math.random().toString(16).slice(2, 10)}`
       const charge = LOAD_CHARGES[n % LOAD_CHARGES.length] as string
       const deadline = performance.now() + 60_000
       for (;;) {
-        const answered = await b.refund(key, charge)
+        let code: string
+        try {
+          code = finalCode(await refundCall(c, key, charge))
+        } catch (error) {
+          code = (error as { code?: string }).code ?? String(error)
+        }
         const at = performance.now()
-        // The balancer's own 503 (every replica out) is not a JSON-RPC answer: the MCP client raises it. It carries
-        // the envelope and Retry-After, and a platform waits and retries it as the provider's unavailable.
-        const s =
-          answered.code.startsWith('transport') && answered.status === 503
-            ? { ...answered, code: 'unavailable_http' }
-            : answered
-        answers.push({ binding: b.name, key, code: s.code, retryAfter: s.retryAfter, sentAt: at - s.ms, at })
-        if (s.code === 'ok') {
+        if (code === 'ok') {
           succeeded.set(key, { charge, at })
           perCaller[i]?.push(at)
           break
         }
+        finalFaults.push(`${c.name}: the call ended ${code}`)
         if (aborted) return
-        if (at > deadline) throw new Error(`${b.name}: a key not done in 60 s (last ${s.code})`)
-        const wait = s.retryAfter === null ? 200 : Number(s.retryAfter) * 1000
-        await new Promise((r) => setTimeout(r, wait))
+        if (at > deadline) throw new Error(`${c.name}: a key not done in 60 s (last ${code})`)
+        await new Promise((r) => setTimeout(r, 200))
       }
       // A little room between keys: the machine is shared.
       await new Promise((r) => setTimeout(r, 10))
@@ -280,6 +351,7 @@ function startLoad(callers: readonly Binding[]): Load {
   })
   return {
     answers,
+    finalFaults,
     succeeded,
     successesSince: (since) => {
       if (failure !== undefined) throw failure
@@ -297,8 +369,8 @@ function startLoad(callers: readonly Binding[]): Load {
 }
 
 /**
- * Every refusal an answer a caller can act on: unavailable (the provider's, or the balancer's HTTP 503 to an MCP call)
- * or in_progress, each with a Retry-After.
+ * Every refusal an answer a caller can act on: unavailable (the provider's, or the balancer's HTTP 503) or
+ * in_progress, each with a Retry-After.
  */
 function faultsOf(answers: readonly Answered[]): string[] {
   const faults: string[] = []
@@ -306,7 +378,7 @@ function faultsOf(answers: readonly Answered[]): string[] {
     if (a.code === 'ok') continue
     if (a.code !== 'unavailable' && a.code !== 'unavailable_http' && a.code !== 'in_progress')
       faults.push(`${a.binding}: ${a.code}`)
-    else if (a.retryAfter === null) faults.push(`${a.binding}: ${a.code} without Retry-After`)
+    else if (a.retryAfterMs === undefined) faults.push(`${a.binding}: ${a.code} without Retry-After`)
   }
   return faults
 }
@@ -354,8 +426,9 @@ async function failover(options: RunOptions, diagnostic: (line: string) => void)
   let demo: DemoBilling | undefined
   const providers: RunningProvider[] = []
   let stopHaproxy: (() => Promise<void>) | undefined
-  const mcps: Binding[] = []
   let load: Load | undefined
+  // Ends the clients' waits on Retry-After when a run fails.
+  const calls = new AbortController()
   try {
     // The standby streams through a forwarder of its own, which can hold the stream back (a lagging standby: what it
     // has not received is lost with the primary, as no buffer on the way survives the host).
@@ -395,7 +468,7 @@ async function failover(options: RunOptions, diagnostic: (line: string) => void)
             schema: 'failover',
           },
           sessionStore: new MemorySessionStore(),
-          ...(billing !== undefined && { billing }),
+          ...(billing !== undefined ? { billing } : { demoLedger: {} }),
         }),
       )
     const lbPort = await freeLoopbackPort()
@@ -406,9 +479,17 @@ async function failover(options: RunOptions, diagnostic: (line: string) => void)
     )
     const base = `http://127.0.0.1:${lbPort}`
     const mcpPath = new URL((providers[0] as RunningProvider).url).pathname
-    const viaBalancer = { url: `${base}${mcpPath}`, baseUrl: base } as RunningProvider
-    mcps.push(await mcpBinding('mcp1', viaBalancer, 'modern'), await mcpBinding('mcp2', viaBalancer, 'modern'))
-    const running = startLoad([restCaller('rest1', base), restCaller('rest2', base), ...mcps])
+    const answers: Answered[] = []
+    const noted = (a: Answered) => answers.push(a)
+    const running = startLoad(
+      [
+        platformCaller('rest1', 'rest', base, noted, calls.signal),
+        platformCaller('rest2', 'rest', base, noted, calls.signal),
+        platformCaller('mcp1', 'mcp', `${base}${mcpPath}`, noted, calls.signal),
+        platformCaller('mcp2', 'mcp', `${base}${mcpPath}`, noted, calls.signal),
+      ],
+      answers,
+    )
     load = running
     const everyCaller = (since: number, n = EVERY_CALLER) => running.successesSince(since).every((c) => c >= n)
 
@@ -510,16 +591,13 @@ async function failover(options: RunOptions, diagnostic: (line: string) => void)
       if (lost.includes(key)) continue
       assert.equal(counts.get(key), 1, 'every key answered succeeded and kept has exactly one refund')
     }
-    // A retry of each lost key (same key, same request) ends with one refund.
+    // A retry of each lost key (same key, same request) ends with one refund: the platform client's call, which
+    // waits out any unavailable / in_progress on its Retry-After.
+    const retrier = platformCaller('retry', 'rest', base)
     for (const key of lost) {
       const { charge } = running.succeeded.get(key) as { charge: string }
-      let again: RefundAnswer
-      for (;;) {
-        again = await restRefund(base, key, charge)
-        if (again.code !== 'unavailable' && again.code !== 'in_progress') break
-        await new Promise((r) => setTimeout(r, Number(again.retryAfter ?? '1') * 1000))
-      }
-      assert.equal(again.code, 'ok', 'the retry of a lost key succeeds')
+      const again = await refundCall(retrier, key, charge)
+      assert.equal(finalCode(again), 'ok', 'the retry of a lost key succeeds')
       const tx = await ledgerRead.getTransaction(charge)
       const mine = ((tx?.refunds ?? []) as { idempotency_key?: string; refund_ref?: string }[]).filter(
         (r) => r.idempotency_key === key,
@@ -527,11 +605,12 @@ async function failover(options: RunOptions, diagnostic: (line: string) => void)
       assert.equal(mine.length, 1, 'a retried lost key has one refund')
       if (options.ledger === 'sqlite') assert.equal(counts.get(key), 1, 'the first refund was kept outside')
     }
-    assert.deepEqual(faultsOf(running.answers), [], 'callers saw only unavailable / in_progress with Retry-After')
+    assert.deepEqual(faultsOf(running.answers), [], 'servers answered only unavailable / in_progress with Retry-After')
+    assert.deepEqual(running.finalFaults, [], "every call ended in a result within the client's deadline")
     return figures
   } finally {
     load?.abort()
-    for (const m of mcps) await m.close().catch(() => {})
+    calls.abort()
     await stopHaproxy?.()
     for (const p of providers) await p.close().catch(() => {})
     await forwarder?.close()
