@@ -12,11 +12,15 @@ export interface FakemerchantProcess {
   stderr(): string
   /** Its exit code, once it exited and its output is complete ('close'). */
   exited: Promise<number | null>
-  /** Resolves once its stdout matches pattern; rejects with its exit code and stderr if it exits first. */
+  /**
+   * Resolves once its stdout's whole lines (those ended by '\n', or all of it once it exited) match pattern — never
+   * a line still being written, as output arrives in chunks that may cut a line; rejects with its exit code and
+   * stderr if it exits first.
+   */
   printed(pattern: RegExp): Promise<RegExpExecArray>
   /** Resolves with the MCP URL once it prints "serving <url>" (see printed). */
   serving(): Promise<string>
-  /** Its stderr lines written for a person: the server's JSON log lines (also on stderr) left out. */
+  /** Its whole stderr lines written for a person: the server's JSON log lines (also on stderr) left out. */
   said(): string[]
   /** Resolves once `line` is among said(); fails after ~10 s or when it exits first. */
   says(line: string): Promise<void>
@@ -37,19 +41,28 @@ export function runFakemerchant(
   )
   let out = ''
   let err = ''
+  let closed = false
+  // Output arrives in chunks that may end mid-line: only what ends with '\n' (or everything, once closed) is read.
+  const whole = (text: string) => (closed ? text : text.slice(0, text.lastIndexOf('\n') + 1))
   const waiting = new Set<() => void>()
   child.stdout?.setEncoding('utf8').on('data', (d: string) => {
     out += d
-    for (const check of waiting) check()
+    if (d.includes('\n')) for (const check of waiting) check()
   })
   child.stderr?.setEncoding('utf8').on('data', (d: string) => {
     err += d
   })
-  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)))
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('close', (code) => {
+      closed = true
+      for (const check of waiting) check()
+      resolve(code)
+    }),
+  )
   const printed = (pattern: RegExp) =>
     new Promise<RegExpExecArray>((resolve, reject) => {
       const check = () => {
-        const m = pattern.exec(out)
+        const m = pattern.exec(whole(out))
         if (m === null) return
         waiting.delete(check)
         resolve(m)
@@ -60,7 +73,10 @@ export function runFakemerchant(
         reject(Object.assign(new Error(`fakemerchant exited ${code}: ${err}`), { code, stderr: err, stdout: out })),
       )
     })
-  const said = () => err.split('\n').filter((l) => l !== '' && !l.startsWith('{'))
+  const said = () =>
+    whole(err)
+      .split('\n')
+      .filter((l) => l !== '' && !l.startsWith('{'))
   return {
     child,
     stdout: () => out,
