@@ -581,11 +581,13 @@ async function failover(options: RunOptions, diagnostic: (line: string) => void)
       await db.end()
     }
     // Lost: answered succeeded, and after the failover the database has no record of the key (demo ledger: nor its
-    // refund, which shared the key's transaction).
-    const lost = [...answeredBefore].filter((k) => !recorded.has(k))
+    // refund, which shared the key's transaction). Every key answered is judged, not only those answered before the
+    // loss: a commit made as the primary was being killed can be answered a moment after `lostAt`.
+    const lost = [...running.succeeded.keys()].filter((k) => !recorded.has(k))
+    const lostAnsweredAfter = lost.filter((k) => !answeredBefore.has(k)).length
     figures.lost = lost.length
     diagnostic(
-      `${options.synchronous ? 'synchronous' : 'asynchronous'}, ledger ${options.ledger}: ${figures.keys} keys, ${answeredBefore.size} answered before the loss${options.lag ? ` (${lagged} while the standby lagged)` : ''}, ${lost.length} lost; answers after the loss ${JSON.stringify(figures.answers)}`,
+      `${options.synchronous ? 'synchronous' : 'asynchronous'}, ledger ${options.ledger}: ${figures.keys} keys, ${answeredBefore.size} answered before the loss${options.lag ? ` (${lagged} while the standby lagged)` : ''}, ${lost.length} lost (${lostAnsweredAfter} of them answered after the loss began); answers after the loss ${JSON.stringify(figures.answers)}`,
     )
     for (const key of running.succeeded.keys()) {
       if (lost.includes(key)) continue
