@@ -106,6 +106,42 @@ const refundArgs = (key: string, amountMinor: number) => ({
 const CONTEXT = { correlationId: 'interop-haproxy', channel: 'email' }
 const textOf = (r: { content: { text?: string }[] }) => r.content[0]?.text
 
+/** The server that answered a request through the balancer at `base` (HAProxy names it in X-Tollgate-Replica). */
+async function answeredBy(base: string): Promise<string | null> {
+  const res = await fetch(new URL('/readyz', base)).catch(() => undefined)
+  await res?.arrayBuffer()
+  return res?.headers.get('x-tollgate-replica') ?? null
+}
+
+/** Waits until the balancer hands `name` a request: it is back in rotation (polled, never a fixed wait). */
+async function inRotation(base: string, name: string): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    if ((await answeredBy(base)) === name) return
+    await new Promise((r) => setTimeout(r, 50))
+  }
+  assert.fail(`the balancer never handed ${name} a request`)
+}
+
+/** Waits until `inARow` requests in a row through the balancer go to others than `name`: it is out of rotation. */
+async function outOfRotation(base: string, name: string, inARow = 4): Promise<void> {
+  let others = 0
+  for (let i = 0; i < 300 && others < inARow; i++) {
+    if ((await answeredBy(base)) === name) {
+      others = 0
+      await new Promise((r) => setTimeout(r, 50))
+    } else others++
+  }
+  if (others < inARow) assert.fail(`the balancer kept handing ${name} requests`)
+}
+
+/** Waits until `n` answers are in (the load is under way), polling. */
+async function loadUnderWay(outcomes: readonly unknown[], n: number): Promise<void> {
+  for (let i = 0; outcomes.length < n; i++) {
+    if (i > 1_000) assert.fail(`the load never got ${n} answers`)
+    await new Promise((r) => setTimeout(r, 20))
+  }
+}
+
 test('the README shows the HAProxy configuration the suite uses', () => {
   const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8')
   const shown = /The configuration the suite uses[^\n]*\n\n```\n([\s\S]*?)```/.exec(readme)?.[1]
@@ -437,7 +473,7 @@ describe('two replicas of each server behind HAProxy (round-robin, no stickiness
     }
     const load = clients.map(worker)
     try {
-      await new Promise((r) => setTimeout(r, 300))
+      await loadUnderWay(outcomes, 2 * clients.length)
       for (let i = 0; i < quenchzes.length; i++) {
         const old = quenchzes[i] as ServerProcess
         const port = new URL(old.url).port
@@ -459,7 +495,7 @@ describe('two replicas of each server behind HAProxy (round-robin, no stickiness
           if (tries > 50) assert.fail('the restarted replica never became ready')
           await new Promise((r) => setTimeout(r, 100))
         }
-        await new Promise((r) => setTimeout(r, 1_200)) // back in rotation (rise 2) before the next one stops
+        await inRotation(quenchzUrl, `quenchz${i + 1}`) // back in rotation (rise 2) before the next one stops
       }
     } finally {
       stopped = true
@@ -589,7 +625,6 @@ describe('a provider replica whose store is gone leaves the rotation and comes b
     }
     assert.fail(`${url.href} never answered ${status}`)
   }
-  const settle = () => new Promise((r) => setTimeout(r, 1_200)) // a few of HAProxy's 300 ms checks
 
   test('cut from PostgreSQL: out of rotation, every request answered by the other; reconnected: back in', async () => {
     const before = await reads(20)
@@ -601,7 +636,7 @@ describe('a provider replica whose store is gone leaves the rotation and comes b
 
     proxy.cut()
     await replicaReadyz(replicas[0] as ServerProcess, 503)
-    await settle()
+    await outOfRotation(base, 'provider1')
     const during = await reads(20)
     assert.deepEqual(
       during.map((r) => `${r.status} ${r.replica}`),
@@ -611,7 +646,7 @@ describe('a provider replica whose store is gone leaves the rotation and comes b
 
     proxy.restore()
     await replicaReadyz(replicas[0] as ServerProcess, 200)
-    await settle()
+    await inRotation(base, 'provider1')
     const afterwards = await reads(20)
     assert.ok(
       afterwards.every((r) => r.status === 200),
@@ -654,7 +689,7 @@ describe('a provider replica whose store is gone leaves the rotation and comes b
     }
     const load = Array.from({ length: 8 }, (_, w) => worker(w))
     try {
-      await new Promise((r) => setTimeout(r, 500))
+      await loadUnderWay(outcomes, 16)
       for (let i = 0; i < replicas.length; i++) {
         const old = replicas[i] as ServerProcess
         const port = new URL(old.url).port
@@ -669,7 +704,7 @@ describe('a provider replica whose store is gone leaves the rotation and comes b
           env,
         )
         await replicaReadyz(replicas[i] as ServerProcess, 200)
-        await settle() // back in rotation (rise 2) before the next one stops
+        await inRotation(base, `provider${i + 1}`) // back in rotation (rise 2) before the next one stops
       }
     } finally {
       stopped = true
