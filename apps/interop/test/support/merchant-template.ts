@@ -109,7 +109,11 @@ export async function startExampleServer(env: Record<string, string>, cwd: strin
   const waitForLog = (pattern: RegExp, count = 1) =>
     new Promise<void>((resolve, reject) => {
       const check = () => {
-        const seen = err.split('\n').filter((l) => pattern.test(l)).length
+        // Whole lines only (the last, unless ended by '\n', is still being written).
+        const seen = err
+          .split('\n')
+          .slice(0, -1)
+          .filter((l) => pattern.test(l)).length
         if (seen >= count) {
           waiters.delete(check)
           resolve()

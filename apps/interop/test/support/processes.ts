@@ -51,7 +51,8 @@ export async function startServerProcess(
     }, timeoutMs)
     child.stderr?.on('data', (chunk: string) => {
       err += chunk
-      const m = listening.exec(err)
+      // Whole lines only: a chunk may end mid-line, with the URL half-written.
+      const m = listening.exec(err.slice(0, err.lastIndexOf('\n') + 1))
       if (m?.[1] !== undefined) {
         clearTimeout(timer)
         resolve(m[1])

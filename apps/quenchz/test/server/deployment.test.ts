@@ -55,7 +55,8 @@ async function startCli(
     child.stderr?.setEncoding('utf8')
     child.stderr?.on('data', (chunk: string) => {
       err += chunk
-      const m = /^quenchz listening on (\S+) .*$/m.exec(err)
+      // Whole lines only: a chunk may end mid-line (`.*$` would take a half-written line).
+      const m = /^quenchz listening on (\S+) .*$/m.exec(err.slice(0, err.lastIndexOf('\n') + 1))
       if (m) resolve({ child, url: m[1] as string, line: m[0], err: () => err })
     })
     child.once('exit', (code) => reject(new Error(`the CLI exited ${code} before listening: ${err}`)))
