@@ -246,6 +246,35 @@ test("'power-loss': a failed WAL sync fails the writes it covered (ERR_PROVIDER_
   }
 })
 
+test('a store outage ends with a write that changed a row, not with one that changed nothing (a full disk commits those)', async () => {
+  for (const durability of ['power-loss', 'process-crash'] as const) {
+    const c = openSqliteConnection(
+      join(dir, `outage-end-${durability}.sqlite`),
+      durability,
+      'CREATE TABLE t (v INTEGER)',
+    )
+    try {
+      // SQLite answering SQLITE_FULL to a write: the store is down (what a full disk does to a write needing a page).
+      const full = Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' })
+      await assert.rejects(
+        c.write(() => {
+          throw full
+        }),
+        { code: 'ERR_PROVIDER_STORE' },
+      )
+      assert.equal(c.health.outage?.code, 'SQLITE_FULL', durability)
+      // An UPDATE matching no row (ending the lease of a claim whose own write failed) writes no page: its COMMIT
+      // succeeds on a full disk, and says no more about it than a read.
+      assert.equal((await c.write(() => c.db.prepare('UPDATE t SET v = 2 WHERE v = -1').run())).changes, 0)
+      assert.equal(c.health.outage?.code, 'SQLITE_FULL', `${durability}: a write that changed nothing ended the outage`)
+      await c.write(() => c.db.prepare('INSERT INTO t VALUES (1)').run())
+      assert.equal(c.health.outage, undefined, `${durability}: a write that changed a row ends the outage`)
+    } finally {
+      c.close()
+    }
+  }
+})
+
 /**
  * A power-loss store whose WAL syncs can be held back: after hold(), no sync returns until release() (which also
  * ends the holding); holdsSyncs() says whether one was held.

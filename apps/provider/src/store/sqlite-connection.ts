@@ -253,6 +253,8 @@ function groupCommit(
       }
     }),
   )
+  // Rows changed on this connection since it opened: a batch that changed none wrote no page (see flush).
+  const totalChanges = db.prepare('SELECT total_changes()').pluck()
   const isolated = db.transaction((run: () => unknown) => run())
   const runIsolated = db.transaction((items: QueuedWrite[]): Done[] =>
     items.map((item): Done => {
@@ -286,6 +288,7 @@ function groupCommit(
     if (items.length === 0) return
     let done: Done[]
     const since = health.epoch
+    const changesBefore = totalChanges.get()
     try {
       done = runBatch(items)
     } catch (cause) {
@@ -295,8 +298,11 @@ function groupCommit(
     }
     checkpointer?.afterCommit()
     // A commit of writes that all went through (with 'power-loss', once its sync below returned too) ends an outage.
-    // Not a batch with a failed write: on a full disk SQLite may commit the batch but fail its writes one by one.
-    const allWritten = done.every((d) => d.ok)
+    // Not a batch with a failed write: on a full disk SQLite may commit the batch but fail its writes one by one. Nor
+    // a batch that changed no row: its COMMIT wrote nothing, so it succeeds on a full disk as a read does — an UPDATE
+    // that matched nothing (ending the lease of a claim whose own write had failed) ended a disk outage that way and
+    // the next refund began another, logged again.
+    const allWritten = done.every((d) => d.ok) && totalChanges.get() !== changesBefore
     if (durable === undefined && allWritten) health.succeeded(since)
     const answer = (item: QueuedWrite, d: Done) => {
       if (d.ok) item.resolve(d.value)
