@@ -95,7 +95,10 @@ export class Health {
   readonly #checkTimeoutMs: number
   readonly #onChange: ((change: ReadinessChange) => void) | undefined
   #draining = false
-  #round: Promise<boolean> | undefined
+  // Bumped by invalidate() (and setCheck/removeCheck): a round started under an older generation answers the probes
+  // that were waiting for it, but neither fills the cache nor counts as a transition.
+  #generation = 0
+  #round: { generation: number; ready: Promise<boolean> } | undefined
   #cached: { at: number; ready: boolean } | undefined
   #lastReady: boolean | undefined
   #rounds = 0
@@ -116,12 +119,23 @@ export class Health {
   /** Adds or replaces a named check; the next probe runs a fresh round. */
   setCheck(name: string, check: ReadinessCheck): void {
     this.#checks.set(name, check)
-    this.#cached = undefined
+    this.invalidate()
   }
 
   /** Removes a named check; the next probe runs a fresh round. */
   removeCheck(name: string): void {
     this.#checks.delete(name)
+    this.invalidate()
+  }
+
+  /**
+   * Forgets the cached answer and any round still running: the next probe runs a fresh round, and a round that
+   * started before this call (its checks may have passed just before a dependency failed) is never cached or
+   * reported as a transition — the probes already waiting for it get its answer. For a server that sees a dependency
+   * fail between rounds (a store call answered unavailable), so /readyz does not answer 200 through the outage.
+   */
+  invalidate(): void {
+    this.#generation++
     this.#cached = undefined
   }
 
@@ -144,14 +158,23 @@ export class Health {
     if (this.#draining) return false
     const cached = this.#cached
     if (cached !== undefined && performance.now() - cached.at < this.#cacheMs) return cached.ready
-    this.#round ??= this.#runRound().finally(() => {
-      this.#round = undefined
-    })
-    const ready = await this.#round
+    let round = this.#round
+    if (round === undefined || round.generation !== this.#generation) {
+      const generation = this.#generation
+      const started: NonNullable<typeof round> = {
+        generation,
+        ready: this.#runRound(generation).finally(() => {
+          if (this.#round === started) this.#round = undefined
+        }),
+      }
+      round = started
+      this.#round = started
+    }
+    const ready = await round.ready
     return ready && !this.#draining
   }
 
-  async #runRound(): Promise<boolean> {
+  async #runRound(generation: number): Promise<boolean> {
     this.#rounds++
     const entries = [...this.#checks]
     const settled = await Promise.allSettled(
@@ -162,8 +185,12 @@ export class Health {
       if (s.status === 'rejected') failing.push({ name: (entries[i] as [string, ReadinessCheck])[0], error: s.reason })
     })
     const ready = failing.length === 0
-    this.#cached = { at: performance.now(), ready }
-    if (ready !== this.#lastReady) {
+    // Invalidated while it ran, its answer may predate what invalidated it: never cached (the next probe runs a fresh
+    // round), and a 'ready' is not told either — but a 'not ready' is (its checks did fail): when the failing check's
+    // own failure is what invalidated the round, no later round may be left to tell it.
+    const current = generation === this.#generation
+    if (current) this.#cached = { at: performance.now(), ready }
+    if (ready !== this.#lastReady && (current || !ready)) {
       this.#lastReady = ready
       try {
         this.#onChange?.({ ready, failing })

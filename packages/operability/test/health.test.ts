@@ -31,6 +31,15 @@ async function serve(health: Health): Promise<string> {
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
 }
 
+/** Resolves once `condition()` holds (polled every turn of the event loop); fails, naming it, after 10 s. */
+async function until(condition: () => boolean, what: string): Promise<void> {
+  const started = performance.now()
+  while (!condition()) {
+    if (performance.now() - started > 10_000) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((resolve) => setImmediate(resolve))
+  }
+}
+
 /** A check that fails while `up` is false, counting its runs. */
 function switchable() {
   const state = { up: true, runs: 0 }
@@ -164,6 +173,81 @@ describe('Health: /livez and /readyz', () => {
     )
     health.removeCheck('sync')
     assert.equal(await health.ready(), true)
+  })
+
+  it('invalidate(): a round already running when a dependency fails neither fills the cache nor answers later probes', async () => {
+    // A check held until released, so a round is in flight while the dependency fails and invalidate() runs.
+    const state = { up: true, runs: 0 }
+    const gates: (() => void)[] = []
+    const check = async () => {
+      state.runs++
+      const up = state.up
+      await new Promise<void>((resolve) => gates.push(resolve))
+      if (!up) throw new Error('down')
+    }
+    const changes: ReadinessChange[] = []
+    const health = new Health({ checks: { store: check }, cacheMs: 60_000, onChange: (c) => changes.push(c) })
+    const url = await serve(health)
+    const before = call(`${url}/readyz`)
+    await until(() => gates.length === 1, 'the first round to run its check')
+    // The store fails after the round's check passed: the server invalidates readiness.
+    state.up = false
+    health.invalidate()
+    // A probe arriving now does not join the old round: it runs a fresh one.
+    const after = health.ready()
+    await until(() => gates.length === 2, 'a fresh round for the probe after invalidate()')
+    gates.shift()?.()
+    // The probe that was waiting gets its round's answer…
+    assert.equal((await before).status, 200)
+    gates.shift()?.()
+    assert.equal(await after, false)
+    // …but that 200 was not cached for the minute: the fresh round's answer was.
+    assert.equal((await call(`${url}/readyz`)).status, 503)
+    assert.equal(state.runs, 2)
+    // The stale 'ready' was never told as a transition; the fresh 'not ready' was, once.
+    assert.deepEqual(
+      changes.map((c) => c.ready),
+      [false],
+    )
+  })
+
+  it("invalidate() during a failing round: its 'not ready' is told (once) but not cached; setCheck invalidates too", async () => {
+    const changes: ReadinessChange[] = []
+    let runs = 0
+    const health = new Health({
+      cacheMs: 60_000,
+      onChange: (c) => changes.push(c),
+      checks: {
+        // The check's own failure is what invalidates (a store call answered unavailable, as the probe's is).
+        store: async () => {
+          runs++
+          health.invalidate()
+          throw new Error('down')
+        },
+      },
+    })
+    assert.equal(await health.ready(), false)
+    assert.deepEqual(
+      changes.map((c) => [c.ready, c.failing.map((f) => f.name)]),
+      [[false, ['store']]],
+    )
+    // Not cached: the next probe runs the checks again (and tells nothing new).
+    assert.equal(await health.ready(), false)
+    assert.equal(runs, 2)
+    assert.equal(changes.length, 1)
+    // A round running when its check is replaced does not leave its answer behind either.
+    let release: () => void = () => {}
+    health.setCheck('store', () => new Promise<void>((resolve) => (release = resolve)))
+    const old = health.ready()
+    await until(() => health.rounds === 3, 'the round with the held check')
+    health.setCheck('store', () => Promise.reject(new Error('replaced')))
+    release()
+    assert.equal(await old, true)
+    assert.equal(await health.ready(), false)
+    assert.deepEqual(
+      changes.map((c) => c.ready),
+      [false],
+    )
   })
 
   it('a throwing onChange does not turn a probe into a failure', async () => {
