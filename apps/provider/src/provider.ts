@@ -450,6 +450,9 @@ export async function startProvider(options: ProviderOptions): Promise<RunningPr
       })
     }
     health.setCheck('store', () => openedStore.probe())
+    // An outage seen by a call drops readiness's cached answer and any round already running (its probe may have
+    // passed just before): /readyz reports even a switch shorter than its cache.
+    openedStore.onOutage?.(() => health.invalidate())
     const purge = startPurgeJob({ store: openedStore, retentionDays, now, logger })
     const address = server.address() as AddressInfo
     const hostForUrl = address.family === 'IPv6' ? `[${address.address}]` : address.address
