@@ -36,6 +36,7 @@ before(async () => {
     secrets: [SECRET],
     logger: false,
     store: { kind: 'sqlite', file: join(scratch, 'fakemerchant.sqlite') },
+    demoLedger: {},
   })
   proxies.provider = await startCredentialProxy(provider.url, { kind: 'hmac', secret: SECRET })
   // quenchz on an empty recordings directory: the suite never asks for a rate, so no shared data is needed.

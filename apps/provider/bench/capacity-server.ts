@@ -96,7 +96,7 @@ const outside = billingKind === 'port' ? await outsideBilling() : undefined
 
 const p = await provider.startProvider({
   secrets: [CAPACITY_SECRET],
-  ...(outside !== undefined && { billing: outside.billing }),
+  ...(outside !== undefined ? { billing: outside.billing } : { demoLedger: {} }),
   store: { kind: 'postgres', connectionString, schema },
   port: 0,
   // BENCH_LOG=1: the replicas' log lines on stderr (to see why a call failed).

@@ -53,6 +53,7 @@ if (kind === 'provider') {
     },
     // argv[4] 'admin': metrics on (the admin listener on a free port), what an operator scraping it runs.
     ...(process.argv[4] === 'admin' && { adminPort: 0 }),
+    demoLedger: {},
     // Real logging (one JSON line per call, asynchronous as the default logger) into /dev/null: the cost is counted.
     logger: pino({ level: 'info' }, pino.destination({ dest: '/dev/null', sync: false })),
   })
@@ -156,6 +157,7 @@ async function startPostgresProvider(connectionString: string) {
   const p = await startProvider({
     secrets: [BENCH_SECRET],
     store: { kind: 'postgres', connectionString, schema },
+    demoLedger: {},
     logger: pino({ level: 'info' }, pino.destination({ dest: '/dev/null', sync: false })),
   })
   const { default: pg } = await import('pg')

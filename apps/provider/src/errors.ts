@@ -7,6 +7,7 @@ export type ProviderErrorCode =
   | 'ERR_PROVIDER_DESCRIBE_INVALID'
   | 'ERR_PROVIDER_PORT_INCOMPLETE'
   | 'ERR_PROVIDER_DEMO_IN_PRODUCTION'
+  | 'ERR_PROVIDER_NO_BILLING'
   | SecretsErrorCode
 
 /** Why a list of signing secrets (setSecrets, readSecretsFile) was refused. */
@@ -24,6 +25,7 @@ export const PROVIDER_ERROR_CODES: readonly ProviderErrorCode[] = [
   'ERR_PROVIDER_DESCRIBE_INVALID',
   'ERR_PROVIDER_PORT_INCOMPLETE',
   'ERR_PROVIDER_DEMO_IN_PRODUCTION',
+  'ERR_PROVIDER_NO_BILLING',
   'ERR_PROVIDER_SECRETS_EMPTY',
   'ERR_PROVIDER_SECRETS_TOO_MANY',
   'ERR_PROVIDER_SECRET_MALFORMED',
@@ -106,8 +108,9 @@ export class PortIncompleteError extends ProviderError {
 }
 
 /**
- * startProvider in production (an srmp_ secret, or environment 'production') without a `billing` port: the demo
- * ledger's invented customers and refunds must never answer the platform's production traffic.
+ * startProvider in production (an srmp_ secret, or environment 'production') without a `billing` port of the
+ * merchant's own (none, `demoLedger`, or a DemoLedger instance as `billing`): the demo ledger's invented customers and
+ * refunds must never answer the platform's production traffic.
  */
 export class DemoInProductionError extends ProviderError {
   constructor() {
@@ -116,6 +119,20 @@ export class DemoInProductionError extends ProviderError {
       'production (an srmp_ secret) needs your billing system: pass `billing`, your BillingPort; the demo ledger runs in the sandbox (srmps_ secrets) only',
     )
     this.name = 'DemoInProductionError'
+  }
+}
+
+/**
+ * startProvider in the sandbox with neither `billing` nor `demoLedger`: the demo ledger is never a silent default, so a
+ * server meant for the merchant's billing cannot start on invented data by leaving an option out.
+ */
+export class NoBillingError extends ProviderError {
+  constructor() {
+    super(
+      'ERR_PROVIDER_NO_BILLING',
+      'no billing system: pass `billing`, your BillingPort, or `demoLedger: {}` for the demo data (sandbox srmps_ secrets only)',
+    )
+    this.name = 'NoBillingError'
   }
 }
 

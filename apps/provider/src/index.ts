@@ -39,6 +39,7 @@ export type {
 export {
   DemoInProductionError,
   DescribeInvalidError,
+  NoBillingError,
   NoSecretError,
   PortIncompleteError,
   PROVIDER_ERROR_CODES,

@@ -28,7 +28,7 @@ import type { Logger } from 'pino'
 import { DemoLedger, type DemoLedgerOptions } from './billing/demo-ledger.js'
 import type { BillingPort } from './billing/port.js'
 import { checkBillingPort } from './billing/port-check.js'
-import { DemoInProductionError, NoSecretError, StoreError } from './errors.js'
+import { DemoInProductionError, NoBillingError, NoSecretError, StoreError } from './errors.js'
 import { createAdmission } from './http/authorize.js'
 import { createLegacyFastPath, createModernFastPath } from './http/modern-fast-path.js'
 import { createServer } from './mcp/create-server.js'
@@ -76,11 +76,14 @@ export interface ProviderOptions {
   /** Default: SQLite file ./tollgate-provider.sqlite. */
   store?: StoreOptions
   /**
-   * Your billing system. Required in production (an srmp_ secret): startProvider throws DemoInProductionError
-   * without it. In the sandbox the default is the demo ledger (fakemerchant data), persisted in the same store.
+   * Your billing system; this or `demoLedger` is required (NoBillingError without either). In production (an srmp_
+   * secret) it must be yours: a DemoLedger instance there throws DemoInProductionError, as does no billing at all.
    */
   billing?: BillingPort
-  /** Options of the default demo ledger (ignored with billing). */
+  /**
+   * Serve the demo ledger (fakemerchant data, persisted in the same store), opt-in and sandbox only: `{}` for the
+   * defaults. With `billing` it is a TypeError (two billing systems); in production, DemoInProductionError.
+   */
   demoLedger?: DemoLedgerOptions
   /** pino logger; false = silent. Default: pino at info on stderr. */
   logger?: Logger | false
@@ -239,6 +242,24 @@ function answerStarting(_req: IncomingMessage, res: ServerResponse): void {
   res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '2' }).end(body)
 }
 
+/**
+ * The billing system is chosen, never defaulted: the merchant's `billing`, or the demo ledger asked for by name
+ * (`demoLedger`) in the sandbox. The demo ledger's invented customers and refunds never answer production traffic.
+ */
+function checkBillingChoice(options: ProviderOptions, environment: SigningEnvironment): void {
+  const { billing, demoLedger } = options
+  if (demoLedger !== undefined && (typeof demoLedger !== 'object' || demoLedger === null || Array.isArray(demoLedger)))
+    throw new TypeError('demoLedger must be an object of DemoLedgerOptions ({} for the defaults)')
+  // Two billing systems for one server: which one answers would be a guess (a type mistake, not a bad value).
+  if (billing !== undefined && demoLedger !== undefined)
+    throw new TypeError(
+      'pass either billing or demoLedger, not both: demoLedger starts the demo ledger in place of billing',
+    )
+  if (environment === 'production' && (billing === undefined || billing instanceof DemoLedger))
+    throw new DemoInProductionError()
+  if (billing === undefined && demoLedger === undefined) throw new NoBillingError()
+}
+
 async function defaultLogger(): Promise<Logger> {
   const { pino } = await import('pino')
   // Asynchronous: lines written while a write is in flight go out together (one syscall, not one per call), and
@@ -259,8 +280,7 @@ export async function startProvider(options: ProviderOptions): Promise<RunningPr
   if (environment === undefined)
     throw new RangeError('a signing secret starts with srmps_ (sandbox) or srmp_ (production)')
   const verifier = new SignatureVerifier({ environment, secrets })
-  // The demo ledger's invented customers never answer production traffic: production needs the merchant's billing.
-  if (environment === 'production' && options.billing === undefined) throw new DemoInProductionError()
+  checkBillingChoice(options, environment)
   const retentionDays = options.retentionDays ?? 30
   if (!Number.isInteger(retentionDays) || retentionDays < 30)
     throw new RangeError('retentionDays must be a whole number ≥ 30')

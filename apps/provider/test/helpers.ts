@@ -163,13 +163,23 @@ export interface TestProvider extends RunningProvider {
   stop(): Promise<void>
 }
 
-/** A provider on 127.0.0.1:0 over a SQLite file in a fresh temp dir (kept until stop()). */
+/**
+ * A provider on 127.0.0.1:0 over a SQLite file in a fresh temp dir (kept until stop()), on the demo ledger
+ * (`demoLedger: {}`) unless `billing` or `demoLedger` is given. Tests of the billing refusals call startProvider.
+ */
 export async function startTestProvider(options: Partial<ProviderOptions> = {}, dir?: string): Promise<TestProvider> {
   const where = dir ?? mkdtempSync(join(tmpdir(), 'tollgate-provider-'))
   const dbFile = join(where, 'provider.sqlite')
+  const demo = options.billing === undefined && options.demoLedger === undefined
   let p: RunningProvider
   try {
-    p = await startProvider({ secrets: [SECRET], logger: false, store: { kind: 'sqlite', file: dbFile }, ...options })
+    p = await startProvider({
+      secrets: [SECRET],
+      logger: false,
+      store: { kind: 'sqlite', file: dbFile },
+      ...(demo && { demoLedger: {} }),
+      ...options,
+    })
   } catch (error) {
     if (dir === undefined) rmSync(where, { recursive: true, force: true })
     throw error

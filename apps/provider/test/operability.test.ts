@@ -113,6 +113,7 @@ describe('readiness follows the store', { skip: privatePostgresSkip }, () => {
       secrets: [SECRET],
       logger: log.logger,
       store: { kind: 'postgres', connectionString: pgServer.url('query_timeout=800&connect_timeout=1') },
+      demoLedger: {},
     })
     try {
       assert.equal((await probe(p.baseUrl, '/readyz')).status, 200)

@@ -40,6 +40,7 @@ before(async () => {
     store: { kind: 'postgres' as const, connectionString: pgServer.url(TIMEOUTS), schema: 'outage' },
     // A call cut after its claim committed answers in_progress until the lease ends: short here, so retries are quick.
     inProgressLeaseMs: 1000,
+    demoLedger: {},
   }
   // 2025-era sessions in memory: the calls reach the tool (a session store on the stopped database is the endpoint's
   // own 503, tested in @tollgate/mcp-endpoint).

@@ -50,6 +50,7 @@ before(async () => {
     store: { kind: 'sqlite', file: join(dir, 'fast.sqlite') },
     logger: fastLog.logger,
     inProgressLeaseMs: 1000,
+    demoLedger: {},
   })
   sdk = await startProvider({
     secrets: [SECRET],
@@ -57,6 +58,7 @@ before(async () => {
     logger: sdkLog.logger,
     inProgressLeaseMs: 1000,
     modernFastPath: false,
+    demoLedger: {},
   })
   bindings = [
     restBinding('rest', fast),

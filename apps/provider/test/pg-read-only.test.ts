@@ -27,6 +27,7 @@ before(async () => {
     logger: false,
     store: { kind: 'postgres', connectionString: server.url('query_timeout=2000&connect_timeout=2'), schema: 'ro' },
     sessionStore: new MemorySessionStore(),
+    demoLedger: {},
   })
 })
 

@@ -14,6 +14,7 @@ test('the README lists exactly the local error codes errors.ts defines', () => {
   assert.deepEqual([...PROVIDER_ERROR_CODES].sort(), [
     'ERR_PROVIDER_DEMO_IN_PRODUCTION',
     'ERR_PROVIDER_DESCRIBE_INVALID',
+    'ERR_PROVIDER_NO_BILLING',
     'ERR_PROVIDER_NO_SECRET',
     'ERR_PROVIDER_PORT_INCOMPLETE',
     'ERR_PROVIDER_SECRETS_EMPTY',

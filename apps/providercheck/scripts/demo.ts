@@ -49,7 +49,13 @@ async function demo(transport: Transport, options: DemoOptions): Promise<number>
   const secret = `srmps_${randomBytes(24).toString('hex')}`
   const dir = mkdtempSync(join(tmpdir(), `providercheck-demo-${transport}-`))
   const provider = await (options.start ?? startProvider)(
-    { secrets: [secret], store: { kind: 'sqlite', file: join(dir, 'fakemerchant.sqlite') }, port: 0, logger: false },
+    {
+      secrets: [secret],
+      store: { kind: 'sqlite', file: join(dir, 'fakemerchant.sqlite') },
+      port: 0,
+      logger: false,
+      demoLedger: {},
+    },
     transport,
   )
   let stopped = false

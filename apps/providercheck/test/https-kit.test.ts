@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url'
 import { DemoLedger, demoLedgerStore, openSqliteStore, type RunningProvider, startProvider } from '@tollgate/provider'
 import { makeTestCertificateAuthority, type TestCertificateAuthority } from '@tollgate/test-support'
 import { CHECK_IDS, runKit } from '../src/index.js'
+import { forwardingPort } from './support/forwarding-port.js'
 import { FIXTURES, kitArgv, restKitArgv, SECRET, verdicts } from './support/kit-harness.js'
 
 const LIVE_SECRET = 'srmp_providercheck_https_test_0123456789abcdef'
@@ -39,7 +40,8 @@ async function httpsProvider(live = false): Promise<Served> {
     store: { kind: 'sqlite', file: join(dir, 'provider.sqlite') },
     tls: { cert: leaf.cert, key: leaf.key },
     logger: false,
-    ...(billing !== undefined && { billing }),
+    // Live: the demo ledger's data behind a port of the test's own (a DemoLedger itself is refused in production).
+    ...(billing !== undefined ? { billing: forwardingPort(billing) } : { demoLedger: {} }),
   })
   return {
     provider,

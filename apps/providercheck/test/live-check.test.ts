@@ -10,6 +10,7 @@ import { DemoLedger, demoLedgerStore, openSqliteStore, startProvider } from '@to
 import Database from 'better-sqlite3'
 import { CHECK_IDS, main, runKit } from '../src/index.js'
 import { startFaultProxy } from './support/fault-proxy.js'
+import { forwardingPort } from './support/forwarding-port.js'
 import { FIXTURES, verdicts } from './support/kit-harness.js'
 
 const LIVE_SECRET = 'srmp_providercheck_live_test_0123456789abcdef'
@@ -57,7 +58,8 @@ async function liveProvider(): Promise<LiveProvider> {
   const provider = await startProvider({
     secrets: [LIVE_SECRET],
     store: { kind: 'sqlite', file: storeFile },
-    billing: ledger,
+    // The demo ledger's data behind a port of the test's own: a DemoLedger itself is refused in production.
+    billing: forwardingPort(ledger),
     logger: false,
   })
   return {

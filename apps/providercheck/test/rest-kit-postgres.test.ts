@@ -41,6 +41,7 @@ test('over REST every check passes against the real provider on PostgreSQL, the 
     secrets: [SECRET],
     store: { kind: 'postgres', connectionString: PG_URL, schema: SCHEMA },
     logger: false,
+    demoLedger: {},
   })
   try {
     const run = await runAgainst(provider.baseUrl, 'auto', undefined, 'rest')

@@ -38,6 +38,7 @@ test('over REST every check passes through a proxy that strips a path prefix (si
     secrets: [SECRET],
     store: { kind: 'sqlite', file: join(dir, 'provider.sqlite') },
     logger: false,
+    demoLedger: {},
     publicHost: proxy.host,
     stripPrefix: '/chargeless',
   })

@@ -20,7 +20,7 @@ export interface AcmeProviderOptions {
   /** false: no logs (tests). Default: the provider's JSON log lines on stderr. */
   logger?: false
   /** Everything else startProvider takes: publicHost, stripPrefix, tls, adminPort, sessionKey, shutdown timings … */
-  serve?: Omit<ProviderOptions, 'secrets' | 'billing' | 'store' | 'port' | 'host' | 'logger'>
+  serve?: Omit<ProviderOptions, 'secrets' | 'billing' | 'demoLedger' | 'store' | 'port' | 'host' | 'logger'>
 }
 
 export interface AcmeProvider {

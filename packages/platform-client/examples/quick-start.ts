@@ -11,6 +11,7 @@ const provider = await startProvider({
   secrets: [secret],
   store: { kind: 'sqlite', file: join(dir, 'p.sqlite') },
   logger: false,
+  demoLedger: {}, // the demo data (sandbox only); your provider passes `billing`, your BillingPort
 })
 try {
   // allowPrivate: the demo server is plain http on 127.0.0.1; a real provider is https on 443, public.

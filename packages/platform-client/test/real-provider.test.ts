@@ -18,6 +18,7 @@ before(async () => {
     secrets: [SECRET],
     store: { kind: 'sqlite', file: join(dir, 'p.sqlite') },
     logger: false,
+    demoLedger: {},
   })
 })
 after(async () => {
@@ -83,6 +84,7 @@ test('SSE answers from the real provider are read in both eras', async () => {
     secrets: [SECRET],
     store: { kind: 'sqlite', file: join(sseDir, 'p.sqlite') },
     logger: false,
+    demoLedger: {},
     responseMode: 'sse',
     legacyResponseMode: 'sse',
   })

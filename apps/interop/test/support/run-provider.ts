@@ -35,6 +35,8 @@ const provider = await startProvider({
   ...(values['public-host'] !== undefined && { publicHost: values['public-host'] }),
   ...(values['lease-ms'] !== undefined && { inProgressLeaseMs: Number(values['lease-ms']) }),
   ...(sessionKey !== undefined && { sessionKey }),
+  // The demo ledger, asked for by name (sandbox secrets only).
+  demoLedger: {},
 })
 process.stderr.write(`provider listening on ${provider.url}\n`)
 // Graceful, as fakemerchant stops on SIGTERM: /readyz 503 at once, serving as usual for 2 s (the balancer's checks

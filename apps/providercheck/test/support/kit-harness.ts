@@ -56,6 +56,7 @@ export async function freshTarget(
     secrets: [SECRET],
     store: { kind: 'sqlite', file: join(dir, 'provider.sqlite') },
     logger: false,
+    demoLedger: {},
     ...admission,
     ...(answers === 'sse' && { responseMode: 'sse', legacyResponseMode: 'sse' }),
   })
