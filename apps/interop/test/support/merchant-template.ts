@@ -41,13 +41,26 @@ async function runTs(entry: string, args: string[], env: NodeJS.ProcessEnv, cwd?
   return { code, stdout, stderr }
 }
 
-/** The providercheck command line (its sources), the CA trusted through NODE_EXTRA_CA_CERTS. */
-export function runProvidercheckCli(args: string[], secret: string, caFile: string): Promise<ChildRun> {
-  const { NODE_TEST_CONTEXT: _, ...env } = process.env
+/**
+ * The providercheck command line (its sources), the CA trusted through NODE_EXTRA_CA_CERTS; the secret in
+ * PROVIDERCHECK_SANDBOX_SIGNING_SECRET, or PROVIDERCHECK_LIVE_SIGNING_SECRET for `live` (args then say -live).
+ */
+export function runProvidercheckCli(
+  args: string[],
+  secret: string,
+  caFile: string,
+  mode: 'sandbox' | 'live' = 'sandbox',
+): Promise<ChildRun> {
+  const {
+    NODE_TEST_CONTEXT: _,
+    PROVIDERCHECK_SANDBOX_SIGNING_SECRET: _sandbox,
+    PROVIDERCHECK_LIVE_SIGNING_SECRET: _live,
+    ...env
+  } = process.env
   return runTs(PROVIDERCHECK_CLI, args, {
     ...env,
     NODE_EXTRA_CA_CERTS: caFile,
-    PROVIDERCHECK_SANDBOX_SIGNING_SECRET: secret,
+    [mode === 'live' ? 'PROVIDERCHECK_LIVE_SIGNING_SECRET' : 'PROVIDERCHECK_SANDBOX_SIGNING_SECRET']: secret,
     NO_COLOR: '1',
   })
 }
