@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import Database from 'better-sqlite3'
 import { demoLedgerStore, openSqliteStore, type SqliteStore } from '../src/index.js'
-import { openSqliteConnection } from '../src/store/sqlite-connection.js'
+import { DISK_ROOM_BYTES, openSqliteConnection } from '../src/store/sqlite-connection.js'
 import { startTestProvider } from './helpers.js'
 
 let dir: string
@@ -269,6 +269,53 @@ test('a store outage ends with a write that changed a row, not with one that cha
       assert.equal(c.health.outage?.code, 'SQLITE_FULL', `${durability}: a write that changed nothing ended the outage`)
       await c.write(() => c.db.prepare('INSERT INTO t VALUES (1)').run())
       assert.equal(c.health.outage, undefined, `${durability}: a write that changed a row ends the outage`)
+    } finally {
+      c.close()
+    }
+  }
+})
+
+test('a disk outage ends with a write made once the file system has room again, not with one that fit in held space', async () => {
+  for (const durability of ['power-loss', 'process-crash'] as const) {
+    let free = 0
+    const c = openSqliteConnection(
+      join(dir, `outage-room-${durability}.sqlite`),
+      durability,
+      'CREATE TABLE t (v INTEGER)',
+      { freeBytes: () => free },
+    )
+    const insert = () => c.write(() => c.db.prepare('INSERT INTO t VALUES (1)').run())
+    try {
+      const full = Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' })
+      await assert.rejects(
+        c.write(() => {
+          throw full
+        }),
+        { code: 'ERR_PROVIDER_STORE' },
+      )
+      // The disk is still full, but this write fit (the WAL's reused space): the outage goes on.
+      await insert()
+      assert.equal(c.health.outage?.code, 'SQLITE_FULL', `${durability}: a write that fit ended the outage`)
+      free = DISK_ROOM_BYTES - 1
+      await insert()
+      assert.equal(c.health.outage?.code, 'SQLITE_FULL', durability)
+      free = DISK_ROOM_BYTES
+      await insert()
+      assert.equal(c.health.outage, undefined, `${durability}: a write with room again ends the outage`)
+      // Any other outage (contention) ends with the next write, room or not.
+      free = 0
+      const busy = Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' })
+      await assert.rejects(
+        c.write(() => {
+          throw busy
+        }),
+        { code: 'ERR_PROVIDER_STORE' },
+      )
+      // (read through a function: the assertions above narrowed the property for the type checker)
+      const outage = () => c.health.outage
+      assert.equal(outage()?.kind, 'contention')
+      await insert()
+      assert.equal(c.health.outage, undefined, durability)
     } finally {
       c.close()
     }

@@ -1,6 +1,7 @@
 // One SQLite connection shared by the keys store and the demo ledger's store: opening (pragmas), the group-commit
 // writer and error wrapping. One process per file is the supported deployment.
-import { closeSync, fdatasync, fdatasyncSync, openSync } from 'node:fs'
+import { closeSync, fdatasync, fdatasyncSync, openSync, statfsSync } from 'node:fs'
+import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
 import { StoreError } from '../errors.js'
 import { StoreHealth } from './outage.js'
@@ -23,11 +24,23 @@ export interface SqliteSettings {
   walSync: 'every-commit' | 'checkpoint'
 }
 
-/** Internal seams for tests: the WAL sync (default fs.fdatasync), the background checkpoints (false: SQLite's own). */
+/**
+ * Internal seams for tests: the WAL sync (default fs.fdatasync), the background checkpoints (false: SQLite's own), the
+ * free space of the file system holding the store (default fs.statfsSync of its directory).
+ */
 export interface SqliteConnectionHooks {
   fdatasync?: (fd: number, done: (error: Error | null) => void) => void
   checkpoints?: CheckpointerOptions | false
+  freeBytes?: (directory: string) => number
 }
+
+/**
+ * Free space the file system must have again for a committed write to end a disk outage. A full disk still takes the
+ * writes that fit in space SQLite already holds (the WAL's, reused from its start after a checkpoint): such a commit
+ * between two refused writes would end the outage and the next refusal begin another, logged twice. 1 MiB is hundreds
+ * of refunds' WAL frames; the outage then ends once space was actually freed.
+ */
+export const DISK_ROOM_BYTES = 1024 * 1024
 
 export interface SqliteConnection {
   readonly db: Database.Database
@@ -112,7 +125,21 @@ export function openSqliteConnection(
     hooks.checkpoints === false || settings.journalMode !== 'wal'
       ? undefined
       : startCheckpointer(db, file, hooks.checkpoints)
-  const writer = groupCommit(db, durable, checkpointer, storeError, health)
+  const freeBytes =
+    hooks.freeBytes ??
+    ((directory: string) => {
+      const fs = statfsSync(directory)
+      return fs.bavail * fs.bsize
+    })
+  const hasRoom = () => {
+    try {
+      return freeBytes(dirname(file)) >= DISK_ROOM_BYTES
+    } catch {
+      // Not measurable here: the committed write is the evidence, as for any other outage.
+      return true
+    }
+  }
+  const writer = groupCommit(db, durable, checkpointer, storeError, health, hasRoom)
   return {
     db,
     settings,
@@ -231,6 +258,7 @@ function groupCommit(
   checkpointer: Checkpointer | undefined,
   storeError: (cause: unknown, since?: number) => StoreError,
   health: StoreHealth,
+  hasRoom: () => boolean,
 ) {
   interface QueuedWrite {
     run: () => unknown
@@ -288,8 +316,10 @@ function groupCommit(
     if (items.length === 0) return
     let done: Done[]
     const since = health.epoch
-    const changesBefore = totalChanges.get()
+    let changesBefore: unknown
     try {
+      // Inside: on a closed connection (a write queued after close) this throws, and the writes fail as a batch does.
+      changesBefore = totalChanges.get()
       done = runBatch(items)
     } catch (cause) {
       const error = storeError(cause, since)
@@ -303,7 +333,9 @@ function groupCommit(
     // that matched nothing (ending the lease of a claim whose own write had failed) ended a disk outage that way and
     // the next refund began another, logged again.
     const allWritten = done.every((d) => d.ok) && totalChanges.get() !== changesBefore
-    if (durable === undefined && allWritten) health.succeeded(since)
+    // A disk outage ends only once the file system has room again (DISK_ROOM_BYTES), not with a write that fit.
+    const ends = () => allWritten && (health.outage?.kind !== 'disk' || hasRoom())
+    if (durable === undefined && ends()) health.succeeded(since)
     const answer = (item: QueuedWrite, d: Done) => {
       if (d.ok) item.resolve(d.value)
       else item.reject(storeError(d.error, since))
@@ -324,7 +356,7 @@ function groupCommit(
     if (waiting.length === 0) return
     durable.afterSyncOf(seq).then(
       () => {
-        if (allWritten) health.succeeded(since)
+        if (ends()) health.succeeded(since)
         for (const i of waiting) answer(items[i] as QueuedWrite, done[i] as Done)
       },
       (error: unknown) => {
