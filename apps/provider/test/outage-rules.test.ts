@@ -204,3 +204,37 @@ test("the store's health changes only on calls that started in its current state
     ['store unavailable', 'store available again'],
   )
 })
+
+test('a read does not end a read-only outage (25006), a write does; any other outage ends with a read too', () => {
+  const log = capturedLogger()
+  const health = new StoreHealth()
+  health.failed({ kind: 'unreachable', type: 'DatabaseError', code: '25006' }, health.epoch)
+  health.announce(log.logger)
+  // Reads still succeed on a read-only server: they prove nothing about writes.
+  health.succeeded(health.epoch, 'read')
+  health.succeeded(health.epoch, 'read')
+  assert.equal(health.outage?.code, '25006')
+  health.succeeded(health.epoch, 'write')
+  assert.equal(health.outage, undefined)
+  // Unreachable, frozen, out of disk…: any call that reaches the store ends the outage, a read as well.
+  health.failed({ kind: 'unreachable', type: 'DatabaseError', code: '57P01' }, health.epoch)
+  health.announce(log.logger)
+  health.succeeded(health.epoch, 'read')
+  assert.equal(health.outage, undefined)
+  // The default is a write (only calls marked as reads are exempt).
+  health.failed({ kind: 'unreachable', type: 'DatabaseError', code: '25006' }, health.epoch)
+  health.announce(log.logger)
+  health.succeeded(health.epoch)
+  assert.equal(health.outage, undefined)
+  assert.deepEqual(
+    log.lines.map((l) => [l.msg, (l.store_error as { code: string }).code]),
+    [
+      ['store unavailable', '25006'],
+      ['store available again', '25006'],
+      ['store unavailable', '57P01'],
+      ['store available again', '57P01'],
+      ['store unavailable', '25006'],
+      ['store available again', '25006'],
+    ],
+  )
+})

@@ -2,20 +2,24 @@
 // the address now leads to) is an outage: refunds answer `unavailable` with Retry-After, /readyz turns 503 at once
 // (not after its cache), every connection opened before is dropped (the pools are replaced: none keeps answering
 // reads from a server that takes no writes), and the provider recovers by itself once the server takes writes again.
-// The test's own PostgreSQL is made read-only for every session (default_transaction_read_only, reloaded).
+// The log names the outage once: reads still succeed on the read-only server, but only a write ends the outage, so
+// refused refunds interleaved with successful reads log one 'store unavailable', and the recovery one 'store available
+// again'. The test's own PostgreSQL is made read-only for every session (default_transaction_read_only, reloaded).
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { MemorySessionStore } from '@tollgate/mcp-endpoint'
 import pg from 'pg'
 import { type RunningProvider, startProvider } from '../src/index.js'
 import { SECRET } from './helpers.js'
-import { outageKey, restBinding } from './outage-harness.js'
+import { capturedLogger, outageKey, restBinding } from './outage-harness.js'
 import { type PrivatePostgres, privatePostgresSkip, startPrivatePostgres } from './private-postgres.js'
+import { rest as restCall } from './rest-helpers.js'
 
 const skip = privatePostgresSkip
 let server: PrivatePostgres
 let admin: pg.Client
 let provider: RunningProvider
+const log = capturedLogger()
 
 before(async () => {
   if (skip !== undefined) return
@@ -24,7 +28,7 @@ before(async () => {
   await admin.connect()
   provider = await startProvider({
     secrets: [SECRET],
-    logger: false,
+    logger: log.logger,
     store: { kind: 'postgres', connectionString: server.url('query_timeout=2000&connect_timeout=2'), schema: 'ro' },
     sessionStore: new MemorySessionStore(),
     demoLedger: {},
@@ -107,8 +111,26 @@ test('a read-only server is an outage: unavailable + Retry-After, /readyz 503 at
   await until(async () => (await connectionsOpenedBefore(switched)) === 0, 'the old connections to be closed')
   assert.equal((await rest.refund(key, 'ch_9100')).code, 'unavailable')
 
+  // Each read succeeds, each write is refused: a read must not end the outage (else each refused write that follows
+  // begins another, logged again, and drops the readiness answer again).
+  for (let i = 0; i < 4; i++) {
+    const charge = await restCall(provider.baseUrl, 'GET', '/v1/transactions/ch_9100')
+    assert.equal(charge.status, 200, 'sr_get_transaction is answered from the read-only server')
+    assert.notEqual(await provider.billing.getTransaction('ch_9100'), undefined)
+    const refund = await rest.refund(i % 2 === 0 ? key : outageKey(`read-only${i}`), 'ch_9100')
+    assert.deepEqual([refund.status, refund.code], [503, 'unavailable'])
+  }
+  const storeLines = () => log.raw.filter((l) => l.includes('"msg":"store ')).join('\n')
+  const down = log.messages('store unavailable')
+  assert.equal(down.length, 1, `one 'store unavailable' for the read-only period:\n${storeLines()}`)
+  // The error's class and code only, never a message or value.
+  assert.deepEqual(down[0]?.store_error, { type: 'DatabaseError', code: '25006' })
+  assert.equal(log.messages('store available again').length, 0, `still down while read-only:\n${storeLines()}`)
+
   await setReadOnly(false)
   await until(async () => (await rest.refund(key, 'ch_9100')).code === 'ok', 'the refund to succeed again')
+  assert.equal(log.messages('store unavailable').length, 1, `one 'store unavailable' in all:\n${storeLines()}`)
+  assert.equal(log.messages('store available again').length, 1, `one 'store available again':\n${storeLines()}`)
   await until(() => provider.health.ready(), '/readyz to answer 200 again')
   const tx = await provider.billing.getTransaction('ch_9100')
   const refunds = ((tx?.refunds ?? []) as { idempotency_key?: string }[]).filter((r) => r.idempotency_key === key)

@@ -17,6 +17,18 @@ export interface StoreOutage {
   code: string
 }
 
+/**
+ * What a store call did: `write` changed (or could have changed) the database, `read` only looked. A read ends an
+ * outage like a write does, except a read-only one (READ_ONLY_SQLSTATE): reads still succeed there.
+ */
+export type StoreAccess = 'read' | 'write'
+
+/**
+ * SQLSTATE 25006 read_only_sql_transaction: the server (or this session) no longer takes writes — a demoted primary, or
+ * a standby the address now leads to.
+ */
+export const READ_ONLY_SQLSTATE = '25006'
+
 /** Seconds the caller is told to wait (Retry-After): a lock frees quickly, a restart takes seconds, a disk an operator. */
 export const RETRY_AFTER_SECONDS: Readonly<Record<OutageKind, number>> = { contention: 1, unreachable: 2, disk: 5 }
 
@@ -143,9 +155,14 @@ export class StoreHealth {
     this.#onDown.push(listener)
   }
 
-  /** A store call that started at epoch `since` succeeded: an outage that was announced ends with one line. */
-  succeeded(since: number): void {
+  /**
+   * A store call that started at epoch `since` succeeded: an outage that was announced ends with one line. A read
+   * (`access`) does not end a read-only outage (SQLSTATE 25006): it proves nothing about writes, and ending the outage
+   * with each read would begin another, logged again, with each refused write. Any other outage ends with any success.
+   */
+  succeeded(since: number, access: StoreAccess = 'write'): void {
     if (this.#down === undefined || since !== this.#epoch) return
+    if (access === 'read' && this.#down.code === READ_ONLY_SQLSTATE) return
     const { type, code } = this.#down
     this.#down = undefined
     this.#epoch++

@@ -3,7 +3,7 @@
 import pg from 'pg'
 import { parseIntoClientConfig } from 'pg-connection-string'
 import { StoreError } from '../errors.js'
-import { outageOf, StoreHealth } from './outage.js'
+import { outageOf, READ_ONLY_SQLSTATE, type StoreAccess, StoreHealth } from './outage.js'
 import { jsonOrNull, type Outcome } from './store.js'
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/
@@ -43,9 +43,11 @@ export interface PostgresConnection {
   schema: string
   /**
    * Runs fn; any failure becomes a StoreError (the cause kept for logs, never in the message). A serialization
-   * failure or deadlock (nothing committed) runs fn again, twice at most.
+   * failure or deadlock (nothing committed) runs fn again, twice at most. `access` says whether fn's success proves
+   * the server takes writes (StoreHealth.succeeded: a read does not end a read-only outage): 'write' unless said
+   * otherwise — only a call marked 'read' (or whose result says it only read) is exempt.
    */
-  guard<T>(fn: () => Promise<T>): Promise<T>
+  guard<T>(fn: () => Promise<T>, access?: StoreAccess | ((out: T) => StoreAccess)): Promise<T>
   /** Up or down, from the last statement's result (the once-per-outage log line). */
   health: StoreHealth
   /** BEGIN … COMMIT on one pooled client (ROLLBACK on failure). */
@@ -62,9 +64,6 @@ export interface PostgresConnection {
   /** Closes both pools. */
   end(): Promise<void>
 }
-
-/** SQLSTATE 25006 read_only_sql_transaction: the server (or this session) no longer takes writes. */
-const READ_ONLY = '25006'
 
 /**
  * A connection a statement failed on is not pooled again unless the server refused the statement on its merits (a
@@ -185,16 +184,19 @@ export function connectPostgres(options: PostgresStoreOptions): PostgresConnecti
     void ending.then(() => retired.delete(ending))
   }
   const health = new StoreHealth()
-  const guard = async <T>(fn: () => Promise<T>): Promise<T> => {
+  const guard = async <T>(
+    fn: () => Promise<T>,
+    access: StoreAccess | ((out: T) => StoreAccess) = 'write',
+  ): Promise<T> => {
     for (let attempt = 1; ; attempt++) {
       const since = health.epoch
       try {
         const out = await fn()
-        health.succeeded(since)
+        health.succeeded(since, typeof access === 'function' ? access(out) : access)
         return out
       } catch (cause) {
         if (cause instanceof StoreError) throw cause
-        if (outageOf(cause)?.code === READ_ONLY) recycle()
+        if (outageOf(cause)?.code === READ_ONLY_SQLSTATE) recycle()
         // A serialization failure or deadlock rolled the statement (or transaction) back: running it again is safe,
         // and usually succeeds once the other transaction is through. Left after the retries, it is an outage.
         if (attempt < 3 && isRetryableConflict(cause)) {

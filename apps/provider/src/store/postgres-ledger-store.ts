@@ -16,6 +16,7 @@ import type {
   LedgerDoc,
   LedgerMutation,
 } from './ledger-store.js'
+import type { StoreAccess } from './outage.js'
 import { statementBatcher } from './postgres-batch.js'
 import {
   BATCHES_IN_FLIGHT,
@@ -529,7 +530,8 @@ async function applyLocked(
 /** Replaces a key's outcome and its document under both row locks (settlement; rare, so a plain transaction). */
 async function rewriteLocked<R>(db: LedgerDb, key: string, kind: string, ref: string, mutate: LedgerMutation<R>) {
   const s = db.connection.schema
-  await db.connection.guard(db.ensureTables)
+  // Once the tables exist this answers from memory: it proves nothing about writes (the transaction below does).
+  await db.connection.guard(db.ensureTables, 'read')
   return db.connection.transaction(async (c): Promise<R | undefined> => {
     const got = await c.query(`SELECT doc FROM ${s}.ledger_docs WHERE kind = $1 AND ref = $2 FOR UPDATE`, [kind, ref])
     const prior = await c.query(`SELECT outcome FROM ${s}.ledger_keys WHERE key = $1 FOR UPDATE`, [key])
@@ -541,6 +543,14 @@ async function rewriteLocked<R>(db: LedgerDb, key: string, kind: string, ref: st
   })
 }
 
+/**
+ * What an apply did (guard's access): a replay may have been answered by a read alone, or from memory — not evidence
+ * that the server takes writes (StoreHealth.succeeded: it does not end a read-only outage).
+ */
+const applyAccess = (done: { replayed: boolean }): StoreAccess => (done.replayed ? 'read' : 'write')
+/** What an applyClaiming did: undefined when it wrote nothing (perhaps sent nothing at all). */
+const claimingAccess = (done: unknown): StoreAccess => (done === undefined ? 'read' : 'write')
+
 /** The ledger store on an open connection; its tables are created on first use. */
 export function openPostgresLedgerStore(connection: PostgresConnection): DemoLedgerStore {
   const db = ledgerDb(connection)
@@ -548,15 +558,17 @@ export function openPostgresLedgerStore(connection: PostgresConnection): DemoLed
   return {
     kind: 'postgres',
     seed: (docs) => guard(async () => void (await db.run('seed', putArrays(docs)))),
-    get: (kind, ref) => guard(async () => parse((await db.run<{ doc: string }>('get', [kind, ref])).rows[0]?.doc)),
+    // Reads (get, list, getWithList, lookup): their success does not end a read-only outage (StoreHealth.succeeded).
+    get: (kind, ref) =>
+      guard(async () => parse((await db.run<{ doc: string }>('get', [kind, ref])).rows[0]?.doc), 'read'),
     list: (kind) =>
-      guard(async () => (await db.run<{ doc: string }>('list', [kind])).rows.map((r) => JSON.parse(r.doc))),
+      guard(async () => (await db.run<{ doc: string }>('list', [kind])).rows.map((r) => JSON.parse(r.doc)), 'read'),
     getWithList: (kind, ref, listKind) =>
       guard(async () => {
         const got = await db.run<{ doc: string | null; list: string[] }>('getWithList', [kind, ref, listKind])
         const row = got.rows[0]
         return { doc: parse(row?.doc), list: (row?.list ?? []).map((d) => JSON.parse(d)) }
-      }),
+      }, 'read'),
     apply: <R>(key: string, kind: string, ref: string, mutate: LedgerMutation<R>, options?: ApplyOptions<R>) =>
       guard(async () => {
         const m = mutate as LedgerMutation<unknown>
@@ -568,7 +580,7 @@ export function openPostgresLedgerStore(connection: PostgresConnection): DemoLed
         }
         // The locking path does not finish the key: the caller's own finish follows (finished stays absent).
         return (await applyLocked(db, key, kind, ref, m, opts.alsoRead ?? [])) as LedgerApplyResult<R>
-      }),
+      }, applyAccess),
     applyClaiming: async <R>(
       claim: ClaimRequest,
       kind: string,
@@ -596,10 +608,13 @@ export function openPostgresLedgerStore(connection: PostgresConnection): DemoLed
         if (wrote !== 'written') return undefined
         rememberWritten(db, kind, ref, doc, knownDoc, version)
         return { outcome: change.outcome }
-      })
+      }, claimingAccess)
     },
     lookup: <R>(key: string) =>
-      guard(async () => parse((await db.run<{ outcome: string }>('lookup', [key])).rows[0]?.outcome) as R | undefined),
+      guard(
+        async () => parse((await db.run<{ outcome: string }>('lookup', [key])).rows[0]?.outcome) as R | undefined,
+        'read',
+      ),
     rewrite: (key, kind, ref, mutate) => rewriteLocked(db, key, kind, ref, mutate),
   }
 }

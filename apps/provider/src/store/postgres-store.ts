@@ -196,18 +196,19 @@ function keysStore(connection: PostgresConnection): Store {
     release: (key, owner) => guard(async () => void (await run('release', [key, owner]))),
     settle: (key, o, nowMs) =>
       guard(async () => (await run('settle', [...outcomeValues(o, nowMs), key])).rowCount === 1),
+    // Reads: their success does not end a read-only outage (StoreHealth.succeeded).
     get: (key) =>
       guard(async () => {
         const row = (await run<OperationsRow>('get', [key])).rows[0]
         return row === undefined ? undefined : toOperation(row)
-      }),
+      }, 'read'),
     purge: (cutoffMs) =>
       guard(
         async () =>
           (await connection.pool.query(longQuery({ name: 'tollgate_purge', text: sql.purge, values: [cutoffMs] })))
             .rowCount ?? 0,
       ),
-    countPending: () => guard(async () => (await run<{ n: number }>('countPending', [])).rows[0]?.n ?? 0),
+    countPending: () => guard(async () => (await run<{ n: number }>('countPending', [])).rows[0]?.n ?? 0, 'read'),
     probe: () => guard(async () => void (await run('probe', [Date.now()]))),
     onOutage: (listener) => connection.health.onDown(listener),
     close: () => guard(() => connection.end()),
