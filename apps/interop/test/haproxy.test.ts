@@ -511,12 +511,17 @@ describe('two replicas of each server behind HAProxy (round-robin, no stickiness
   test('the fair budget across quenchz replicas stays exact when one is SIGKILLed midway', async () => {
     const keys = (await redisProbe.redis?.keys(`${redisProbe.prefix}*`)) ?? []
     if (keys.length > 0) await redisProbe.redis?.del(...keys) // earlier tests' calls: start from a full budget
-    // 2025-era sessions opened before the kill: one lands on each replica (listing is not charged).
-    const sessions = [
-      await connectClient('v1', quenchzUrl, await bearer('agent-beta')),
-      await connectClient('v1', quenchzUrl, await bearer('agent-beta')),
-    ]
-    assert.deepEqual(new Set(sessions.map((c) => c.requests[0]?.replica)), new Set(['quenchz1', 'quenchz2']))
+    // 2025-era sessions opened before the kill: one on each replica (listing is not charged). Sessions are opened
+    // until each replica holds one: where round robin stands depends on how many requests earlier waits sent.
+    const sessions: AnyClient[] = []
+    const openedOn = (c: AnyClient) => c.requests[0]?.replica
+    for (let tries = 0; new Set(sessions.map(openedOn)).size < 2; tries++) {
+      if (tries === 6) assert.fail(`six sessions never reached both replicas: ${sessions.map(openedOn)}`)
+      const session = await connectClient('v1', quenchzUrl, await bearer('agent-beta'))
+      if (sessions.some((s) => openedOn(s) === openedOn(session))) await session.close()
+      else sessions.push(session)
+    }
+    assert.deepEqual(new Set(sessions.map(openedOn)), new Set(['quenchz1', 'quenchz2']))
     const alpha = await connectClient('v2', quenchzUrl, await bearer('agent-alpha'))
     const beta = await connectClient('v2', quenchzUrl, await bearer('agent-beta'))
     try {
