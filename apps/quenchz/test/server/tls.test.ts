@@ -10,6 +10,7 @@ import { after, before, describe, test } from 'node:test'
 import type { TLSSocket } from 'node:tls'
 import { createAudience, createInProcessIssuer } from '@tollgate/gate'
 import {
+  httpsFetch,
   makeTestCertificateAuthority,
   type TestCertificate,
   type TestCertificateAuthority,
@@ -18,7 +19,6 @@ import { main } from '../../src/cli.ts'
 import { startQuenchz } from '../../src/server/start-quenchz.ts'
 import { type CliProcess, startCliProcess } from './support/cli-process.ts'
 import { connect } from './support/clients.ts'
-import { httpsFetch } from './support/https-fetch.ts'
 import { modernToolCall } from './support/raw-mcp.ts'
 import { scratchWithEmptyRecordings } from './support/scratch.ts'
 import { until } from './support/wait.ts'
