@@ -12,7 +12,7 @@ import { Redis } from 'ioredis'
 import { type CliProcess, startCliProcess } from './support/cli-process.ts'
 import { connect } from './support/clients.ts'
 import { type JwksServer, startJwksServer, TEST_ISSUER } from './support/jwks-server.ts'
-import { NO_REDIS_SERVER, type OwnRedis, ownRedis } from './support/own-redis.ts'
+import { NO_REDIS_SERVER, type OwnRedis, ownRedis, unreadBytes } from './support/own-redis.ts'
 import { legacyInitialize, modernToolCall } from './support/raw-mcp.ts'
 import { scratchWithEmptyRecordings } from './support/scratch.ts'
 import { until as untilTries } from './support/wait.ts'
@@ -109,6 +109,20 @@ async function readyz(cli: CliProcess): Promise<number> {
 
 /** The shared wait, for at most 300 tries (15 s). */
 const until = (what: string, check: () => Promise<boolean>) => untilTries(what, check, 300)
+
+/**
+ * Waits (at most 3 s, checking every 5 ms) until the connections `open` have sent the server on `port` at least `bytes`
+ * it has not read: commands that reached a frozen Redis. Fails naming what arrived when they never do.
+ */
+async function untilQueued(port: number, open: readonly number[], bytes: number): Promise<void> {
+  const queued = () => open.reduce((n, client) => n + (unreadBytes(port).get(client) ?? 0), 0)
+  const deadline = performance.now() + 3000
+  while (queued() < bytes) {
+    if (performance.now() > deadline)
+      assert.fail(`the frozen Redis was sent ${queued()} bytes within 3 s, not the ${bytes} of both calls' charges`)
+    await sleep(5)
+  }
+}
 
 const logged = (cli: CliProcess, msg: RegExp) => cli.logs.filter((l) => msg.test(String(l.msg)))
 
@@ -213,12 +227,22 @@ describe('the budget Redis fails under a running quenchz', { skip: NO_REDIS_SERV
 
   test('frozen (SIGSTOP): each call is answered 503 within the command timeout; nothing asked meanwhile is charged when Redis resumes, an abandoned call included', async () => {
     const carol = await jwks.sign('carol', RESOURCE)
+    // What one call sends Redis (its charge), from Redis's count of bytes received around it, less one INFO's own.
+    const probe = new Redis(redis.url)
+    const received = async () => Number(/total_net_input_bytes:(\d+)/.exec(await probe.info('stats'))?.[1])
+    const before = await received()
     assert.ok(served(await modernCall(quenchz.url, carol)))
+    const afterCall = await received()
+    const oneCall = afterCall - before - ((await received()) - afterCall)
+    await probe.quit()
+    assert.ok(oneCall > 200, `one call sends Redis its charge script: ${oneCall} bytes`)
     // What carol is owed after it: her reserve's rest and what the others left of the shared pool (the log line's
     // `left`, from the same atomic step that charged her).
     await until('the call logged', async () => quenchz.logs.some((l) => l.sub === 'carol'))
     const left = quenchz.logs.find((l) => l.sub === 'carol')?.left as { reserve: number; spare: number }
     const failedBefore = logged(quenchz, /^budget store failed/).length
+    // The connections open now (quenchz's among them): a reconnect's, made during the freeze, is not counted below.
+    const open = [...unreadBytes(redis.port).keys()]
     redis.freeze()
     try {
       // Two calls reach the frozen Redis together: one waits for its answer, the other's client gives up first.
@@ -226,7 +250,9 @@ describe('the budget Redis fails under a running quenchz', { skip: NO_REDIS_SERV
       const gone = new AbortController()
       const abandoned = modernCall(quenchz.url, carol, gone.signal)
       const waiting = modernCall(quenchz.url, carol)
-      await sleep(50)
+      // Both charges are in the frozen Redis's receive queue (two calls' bytes, give or take a TIME or a longer
+      // deadline) before the one is abandoned; otherwise this test would not test what it says, and fails.
+      await untilQueued(redis.port, open, 2 * oneCall - 64)
       gone.abort()
       await assert.rejects(abandoned)
       const waited = await waiting

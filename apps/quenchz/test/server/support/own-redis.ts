@@ -2,7 +2,7 @@
 // empty), freeze (SIGSTOP) and thaw: the shared Redis on 6379 is never touched. Appendonly with fsync on every write,
 // so a stop and start keeps exactly what was charged.
 import { type ChildProcess, spawn } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createConnection } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -66,6 +66,23 @@ export async function ownRedis(): Promise<OwnRedis> {
       rmSync(dir, { recursive: true, force: true })
     },
   }
+}
+
+/**
+ * The bytes each client connection has sent to the server on `port` that the server has not read yet, by the client's
+ * port: the kernel's receive queue of each of the server's sockets (/proc/net/tcp), readable while the server is
+ * frozen — what was sent to a frozen Redis, which neither it (CLIENT LIST, INFO) nor MONITOR can say then. A socket
+ * its client closed meanwhile keeps its unread bytes (CLOSE_WAIT) until the server reads or closes it.
+ */
+export function unreadBytes(port: number): Map<number, number> {
+  const byClient = new Map<number, number>()
+  for (const line of readFileSync('/proc/net/tcp', 'utf8').split('\n').slice(1)) {
+    const [, local, remote, state, queues] = line.trim().split(/\s+/)
+    if (local === undefined || remote === undefined || queues === undefined || state === '0A') continue
+    if (Number.parseInt(local.split(':')[1] ?? '', 16) !== port) continue
+    byClient.set(Number.parseInt(remote.split(':')[1] ?? '', 16), Number.parseInt(queues.split(':')[1] ?? '', 16))
+  }
+  return byClient
 }
 
 /** Whether Redis answers PING on the port (a frozen or absent one does not, within 200 ms). */
