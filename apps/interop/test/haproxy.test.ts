@@ -12,19 +12,12 @@ import { after, before, describe, test } from 'node:test'
 import { type CallResult, PlatformClient } from '@tollgate/platform-client'
 import { main as providercheck } from '@tollgate/providercheck'
 import { signHeaders } from '@tollgate/signing'
-import { probeRedis, type RedisProbe } from '@tollgate/test-support'
+import { probeRedis, type RedisProbe, type RunningHaproxy, startHaproxy } from '@tollgate/test-support'
 import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose'
 import pg from 'pg'
 import { type AnyClient, type Credential, connectClient } from './support/clients.js'
 import { type CuttableProxy, startCuttableProxy } from './support/cuttable-proxy.js'
-import {
-  freePort,
-  HAPROXY_INSTALL_HINT,
-  haproxyConfig,
-  haproxyVersion,
-  type RunningHaproxy,
-  startHaproxy,
-} from './support/haproxy.js'
+import { freePort, HAPROXY_INSTALL_HINT, haproxyConfig, haproxyVersion } from './support/haproxy.js'
 import { type ServerProcess, startServerProcess } from './support/processes.js'
 
 const REQUIRED = process.env.TOLLGATE_REQUIRE_SERVICES === '1'
@@ -235,7 +228,7 @@ describe('two replicas of each server behind HAProxy (round-robin, no stickiness
       { name: 'provider', bind: `127.0.0.1:${pPort}`, servers: providers.map((p) => hostPort(p.url)) },
       { name: 'quenchz', bind: `127.0.0.1:${qPort}`, servers: quenchzes.map((q) => hostPort(q.url)) },
     ])
-    balancer = await startHaproxy(scratch, config, [pPort, qPort])
+    balancer = await startHaproxy({ dir: scratch, config, ports: [pPort, qPort] })
     providerUrl = `http://127.0.0.1:${pPort}/mcp`
     quenchzUrl = `http://127.0.0.1:${qPort}/mcp`
   })
@@ -591,7 +584,7 @@ describe('a provider replica whose store is gone leaves the rotation and comes b
     const config = haproxyConfig([
       { name: 'provider', bind: `127.0.0.1:${port}`, servers: replicas.map((p) => new URL(p.url).host) },
     ])
-    balancer = await startHaproxy(scratch, config, [port])
+    balancer = await startHaproxy({ dir: scratch, config, ports: [port] })
     base = `http://127.0.0.1:${port}`
   })
 

@@ -20,13 +20,13 @@
 // BENCH_PG_URL=postgres://… runs on that server instead of a private cluster (a schema of its own): the WAL and
 // commit figures are then the whole server's, other users' included.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import http from 'node:http'
-import { cpus, tmpdir } from 'node:os'
+import { cpus } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { signHeaders } from '@tollgate/signing'
-import { freeLoopbackPort } from '@tollgate/test-support'
+import { freeLoopbackPort, startHaproxy } from '@tollgate/test-support'
 import pg from 'pg'
 import { benchBundle } from '../../../scripts/bench-bundle.mjs'
 import { type PrivatePostgres, privatePostgresSkip, startPrivatePostgres } from '../test/private-postgres.js'
@@ -333,15 +333,12 @@ function haproxyConfig(port: number, replicas: readonly Replica[]): string {
   ].join('\n')
 }
 
-async function startHaproxy(
+async function startBalancer(
   replicas: readonly Replica[],
 ): Promise<{ url: URL; child: ChildProcess; stop(): Promise<void> } | undefined> {
   if (spawnSync('haproxy', ['-v']).status !== 0) return undefined
-  const dir = mkdtempSync(join(tmpdir(), 'tollgate-capacity-haproxy-'))
   const port = await freeLoopbackPort()
-  const file = join(dir, 'haproxy.cfg')
-  writeFileSync(file, haproxyConfig(port, replicas))
-  const child = spawn('haproxy', ['-db', '-f', file], { stdio: ['ignore', 'ignore', 'inherit'] })
+  const haproxy = await startHaproxy({ config: haproxyConfig(port, replicas), ports: [port] })
   const url = new URL(`http://127.0.0.1:${port}${replicas[0]?.url.pathname ?? '/mcp'}`)
   // Ready once a read through it is answered by the replicas (HAProxy listening, both checked up).
   for (let i = 0; ; i++) {
@@ -349,22 +346,14 @@ async function startHaproxy(
       await oneCall(url, 'rest-read')
       break
     } catch (error) {
-      if (child.exitCode !== null || i > 200) throw error
+      if (haproxy.child.exitCode !== null || i > 200) {
+        await haproxy.stop()
+        throw error
+      }
       await sleep(50)
     }
   }
-  return {
-    url,
-    child,
-    async stop() {
-      if (child.exitCode === null) {
-        const gone = new Promise((r) => child.once('exit', r))
-        child.kill('SIGTERM')
-        await gone
-      }
-      rmSync(dir, { recursive: true, force: true })
-    },
-  }
+  return { url, child: haproxy.child, stop: haproxy.stop }
 }
 
 async function loadProcess(
@@ -416,7 +405,7 @@ interface LoadRow {
 const loadRows: LoadRow[] = []
 const xactChecks: { billing: BillingMode; derived: number; counted: number }[] = []
 const replicas: Replica[] = []
-let proxy: Awaited<ReturnType<typeof startHaproxy>>
+let proxy: Awaited<ReturnType<typeof startBalancer>>
 try {
   // The merchant's deployment first (PostgreSQL holds the keys only), then fakemerchant's (the demo ledger in it too),
   // whose replica stays for the load phase.
@@ -468,7 +457,7 @@ try {
       replicas.push(await startReplica('port'))
     }
     replicas.push(await startReplica(billing))
-    proxy = await startHaproxy(replicas)
+    proxy = await startBalancer(replicas)
     if (proxy === undefined) {
       console.log('load phase: skipped, haproxy not installed (apt-get install -y haproxy)')
       break

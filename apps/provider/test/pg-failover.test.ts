@@ -16,8 +16,8 @@
 //   key), and with a ledger outside it (a SQLite file: the retry finds the first refund instead of refunding again).
 // The figures (switch time, keys, lost counts) are printed as test diagnostics.
 import assert from 'node:assert/strict'
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { type Socket, type Server as TcpServer, connect as tcpConnect, createServer as tcpServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -33,7 +33,7 @@ import {
   type ToolOutcome,
   UnexpectedHttpStatus,
 } from '@tollgate/platform-client'
-import { freeLoopbackPort } from '@tollgate/test-support'
+import { freeLoopbackPort, startHaproxy } from '@tollgate/test-support'
 import pg from 'pg'
 import { type BillingPort, type RunningProvider, startProvider } from '../src/index.js'
 import { type DemoBilling, demoBilling, SECRET } from './helpers.js'
@@ -153,22 +153,20 @@ function haproxyConfig(bind: number, servers: readonly number[]): string {
   ].join('\n')}\n`
 }
 
-async function startHaproxy(dir: string, bind: number, servers: readonly number[]): Promise<() => Promise<void>> {
-  const file = join(dir, 'haproxy.cfg')
-  writeFileSync(file, haproxyConfig(bind, servers))
-  const check = spawnSync('haproxy', ['-c', '-f', file], { encoding: 'utf8' })
-  if (check.status !== 0) throw new Error(`haproxy refused the configuration: ${check.stdout}${check.stderr}`)
-  const child: ChildProcess = spawn('haproxy', ['-db', '-f', file], { stdio: 'ignore' })
-  const exited = new Promise<void>((r) => child.once('exit', () => r()))
-  await until(async () => {
-    if (child.exitCode !== null) throw new Error('haproxy exited')
-    const res = await fetch(`http://127.0.0.1:${bind}/readyz`).catch(() => undefined)
-    return res?.status === 200
-  }, 'haproxy to serve a ready replica')
-  return async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM')
-    await exited
+/** HAProxy on `haproxyConfig`, ready once it answers /readyz 200 from a replica; resolves with its stop. */
+async function startBalancer(dir: string, bind: number, servers: readonly number[]): Promise<() => Promise<void>> {
+  const haproxy = await startHaproxy({ dir, config: haproxyConfig(bind, servers), ports: [bind] })
+  try {
+    await until(async () => {
+      if (haproxy.child.exitCode !== null) throw new Error('haproxy exited')
+      const res = await fetch(`http://127.0.0.1:${bind}/readyz`).catch(() => undefined)
+      return res?.status === 200
+    }, 'haproxy to serve a ready replica')
+  } catch (error) {
+    await haproxy.stop()
+    throw error
   }
+  return haproxy.stop
 }
 
 // ---- callers: the platform client, as the platform calls ----
@@ -472,7 +470,7 @@ async function failover(options: RunOptions, diagnostic: (line: string) => void)
         }),
       )
     const lbPort = await freeLoopbackPort()
-    stopHaproxy = await startHaproxy(
+    stopHaproxy = await startBalancer(
       scratch,
       lbPort,
       providers.map((p) => p.port),

@@ -12,11 +12,11 @@
 //    loops in a load process of their own, bench/support/capacity-load.ts) for BENCH_MS: calls/s, and the CPU each
 //    part used (redis-server, each replica, HAProxy, the load process, the whole machine).
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { cpus, tmpdir } from 'node:os'
+import { existsSync, readFileSync } from 'node:fs'
+import { cpus } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { freeLoopbackPort, sharedDir } from '@tollgate/test-support'
+import { freeLoopbackPort, type RunningHaproxy, sharedDir, startHaproxy } from '@tollgate/test-support'
 import { Redis } from 'ioredis'
 import { benchBundle } from '../../../scripts/bench-bundle.mjs'
 import { startJwksServer, TEST_ISSUER } from '../test/server/support/jwks-server.js'
@@ -156,7 +156,7 @@ interface LoadRow {
 const countRows: CountRow[] = []
 let loadRow: LoadRow | undefined
 const replicas: Replica[] = []
-let haproxy: { child: ChildProcess; dir: string } | undefined
+let haproxy: RunningHaproxy | undefined
 try {
   replicas.push(await startReplica())
   const one = replicas[0] as Replica
@@ -172,7 +172,6 @@ try {
   if (spawnSync('haproxy', ['-v']).status !== 0) console.log('load phase: skipped, haproxy not installed')
   else {
     const port = await freeLoopbackPort()
-    const dir = mkdtempSync(join(tmpdir(), 'quenchz-capacity-haproxy-'))
     const config = [
       'global',
       '  maxconn 4096',
@@ -193,8 +192,7 @@ try {
       ...replicas.map((r, i) => `  server q${i + 1} ${new URL(r.url).host} check inter 1s fall 2 rise 2`),
       '',
     ].join('\n')
-    writeFileSync(join(dir, 'haproxy.cfg'), config)
-    haproxy = { child: spawn('haproxy', ['-db', '-f', join(dir, 'haproxy.cfg')], { stdio: 'ignore' }), dir }
+    haproxy = await startHaproxy({ config, ports: [port] })
     const url = `http://127.0.0.1:${port}${new URL(one.url).pathname}`
     for (let i = 0; ; i++) {
       try {
@@ -249,12 +247,7 @@ try {
     }
   }
 } finally {
-  if (haproxy !== undefined) {
-    const gone = new Promise((r) => haproxy?.child.once('exit', r))
-    haproxy.child.kill('SIGTERM')
-    await gone
-    rmSync(haproxy.dir, { recursive: true, force: true })
-  }
+  await haproxy?.stop()
   for (const r of replicas) await stopReplica(r)
   redis.disconnect()
   await jwks.close()

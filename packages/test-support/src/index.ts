@@ -1,4 +1,5 @@
 // Test-only helpers shared by the workspaces' suites (a private package; never a runtime dependency).
+export { type HaproxyOptions, type RunningHaproxy, startHaproxy } from './haproxy.js'
 export { type HttpsFetch, httpsFetch } from './https-fetch.js'
 export { DEFAULT_PG_URL, type PostgresProbe, probePostgres } from './postgres.js'
 export {

@@ -1,8 +1,7 @@
-// Debian's haproxy as a child process: round-robin, no stickiness, one frontend per replica group.
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
-import { writeFileSync } from 'node:fs'
-import { createServer, connect as tcpConnect } from 'node:net'
-import { join } from 'node:path'
+// The interop tests' HAProxy configuration (round-robin, no stickiness, one frontend per replica group); the process
+// itself is started by startHaproxy from @tollgate/test-support.
+import { spawnSync } from 'node:child_process'
+import { createServer } from 'node:net'
 
 export const HAPROXY_INSTALL_HINT = 'install it with: sudo apt-get update && sudo apt-get install -y haproxy'
 
@@ -67,47 +66,4 @@ export async function freePort(): Promise<number> {
   const port = (server.address() as { port: number }).port
   await new Promise<void>((r) => server.close(() => r()))
   return port
-}
-
-async function accepts(port: number): Promise<boolean> {
-  return await new Promise((resolve) => {
-    const socket = tcpConnect(port, '127.0.0.1')
-    socket.once('connect', () => {
-      socket.destroy()
-      resolve(true)
-    })
-    socket.once('error', () => resolve(false))
-  })
-}
-
-export interface RunningHaproxy {
-  child: ChildProcess
-  stop(): Promise<void>
-}
-
-/** Writes `config` to `dir`, checks it (`haproxy -c`), starts haproxy in the foreground and waits for `ports`. */
-export async function startHaproxy(dir: string, config: string, ports: readonly number[]): Promise<RunningHaproxy> {
-  const file = join(dir, 'haproxy.cfg')
-  writeFileSync(file, config)
-  const check = spawnSync('haproxy', ['-c', '-f', file], { encoding: 'utf8' })
-  if (check.status !== 0) throw new Error(`haproxy refused the configuration: ${check.stdout}${check.stderr}`)
-  const child = spawn('haproxy', ['-db', '-f', file], { stdio: ['ignore', 'ignore', 'pipe'] })
-  let err = ''
-  child.stderr?.setEncoding('utf8').on('data', (c: string) => {
-    err += c
-  })
-  const exited = new Promise<void>((r) => child.once('exit', () => r()))
-  for (let i = 0; i < 100; i++) {
-    if (child.exitCode !== null) throw new Error(`haproxy exited: ${err}`)
-    if ((await Promise.all(ports.map(accepts))).every(Boolean)) break
-    if (i === 99) throw new Error(`haproxy did not listen: ${err}`)
-    await new Promise((r) => setTimeout(r, 50))
-  }
-  return {
-    child,
-    stop: async () => {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM')
-      await exited
-    },
-  }
 }
