@@ -214,6 +214,85 @@ function sendRefund(base: string, agent: Agent, key: string, charge: string): Pr
   })
 }
 
+interface RawAnswer {
+  status: number
+  connection: string | undefined
+  body: string
+}
+
+/**
+ * A keep-alive connection of the test's own, on a raw socket so that the test decides when each byte is sent. start()
+ * writes, in one write, a whole refund and the head of a second one but for the blank line that ends it, and resolves
+ * with the first's answer: the server has then parsed the second's beginning too (it came in the same segment), so the
+ * connection is not idle — a drain leaves it open — yet that second request has not arrived (its head is incomplete).
+ * finish() sends the rest of it and resolves with its answer once the server has closed the connection.
+ */
+function heldKeepAlive(base: string, first: { key: string; charge: string }, second: { key: string; charge: string }) {
+  const url = new URL(base)
+  const wire = (r: { key: string; charge: string }) => {
+    const { url: target, bytes, headers } = signedRefund(base, r.key, r.charge)
+    const head = [`POST ${target.pathname} HTTP/1.1`, `host: ${url.host}`, 'connection: keep-alive']
+    for (const [name, value] of Object.entries(headers)) head.push(`${name}: ${value}`)
+    return { head: Buffer.from(`${head.join('\r\n')}\r\n`), end: Buffer.concat([Buffer.from('\r\n'), bytes]) }
+  }
+  const a = wire(first)
+  const b = wire(second)
+  const socket = connect(Number(url.port), url.hostname)
+  let received = Buffer.alloc(0)
+  let ended = false
+  let changed = () => {}
+  socket.on('data', (d: Buffer) => {
+    received = Buffer.concat([received, d])
+    changed()
+  })
+  socket.on('end', () => {
+    ended = true
+    changed()
+  })
+  socket.on('error', () => {
+    ended = true
+    changed()
+  })
+  /** The next whole answer on the socket (Content-Length framed), or undefined once the socket ended without one. */
+  const nextAnswer = (): Promise<RawAnswer | undefined> =>
+    new Promise((resolve) => {
+      changed = () => {
+        const headEnd = received.indexOf('\r\n\r\n')
+        if (headEnd >= 0) {
+          const lines = received.subarray(0, headEnd).toString('latin1').split('\r\n')
+          const fields = new Map(
+            lines.slice(1).map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]),
+          )
+          const length = Number(fields.get('content-length'))
+          assert.ok(Number.isInteger(length), `an answer framed by Content-Length: ${lines.join(' | ')}`)
+          if (received.length >= headEnd + 4 + length) {
+            const body = received.subarray(headEnd + 4, headEnd + 4 + length).toString('utf8')
+            received = received.subarray(headEnd + 4 + length)
+            resolve({ status: Number(lines[0]?.split(' ')[1]), connection: fields.get('connection'), body })
+            return
+          }
+        }
+        if (ended) resolve(undefined)
+      }
+      changed()
+    })
+  return {
+    start: async (): Promise<RawAnswer | undefined> => {
+      socket.write(Buffer.concat([a.head, a.end, b.head]))
+      return nextAnswer()
+    },
+    /** Sends the rest of the second request; resolves with its answer (the connection is left to the server). */
+    finish: async (): Promise<Sent> => {
+      socket.write(b.end)
+      const writtenAt = performance.now()
+      const answer = await nextAnswer()
+      if (answer === undefined) return { ...second, writtenAt, error: 'the connection ended without an answer' }
+      return { ...second, writtenAt, status: answer.status, body: answer.body, connection: answer.connection }
+    },
+    destroy: () => socket.destroy(),
+  }
+}
+
 describe('graceful shutdown', () => {
   const dir = mkdtempSync(join(tmpdir(), 'tollgate-shutdown-'))
   after(() => rmSync(dir, { recursive: true, force: true }))
@@ -305,17 +384,30 @@ describe('graceful shutdown', () => {
       assert.ok(i < 3_000, `the load got ${all.length} answers`)
       await sleep(10)
     }
+    // Keep-alive connections opened before the signal, each with a refund answered (keep-alive advertised) and the
+    // next request begun but not arrived: it arrives once the drain has begun, so that case is there in every run
+    // (the load's own requests arrive during the drain only by chance: 0–3 of them a run).
+    const held = [0, 1].map((i) =>
+      heldKeepAlive(
+        base,
+        { key: outageKey('held'), charge: LOAD_CHARGES[210 + i] as string },
+        { key: outageKey('drain'), charge: LOAD_CHARGES[220 + i] as string },
+      ),
+    )
+    const heldFirst = await Promise.all(held.map((h) => h.start()))
     const signalAt = performance.now()
     run.child.kill('SIGTERM')
-    // The slow requests' bodies are sent once the child has handled the signal: it then refuses new connections
-    // (no delay: its listener closes at once).
+    // The slow requests' bodies, and the held requests' ends, are sent once the child has handled the signal and
+    // begun its drain: it then refuses new connections (no delay: its listener closes at once).
     const port = Number(new URL(base).port)
     for (let i = 0; await accepts(port); i++) {
       assert.ok(i < 1_000, 'the child still accepts connections after SIGTERM')
       await sleep(5)
     }
     for (const finish of slowRequests) finish()
+    const arrivedInDrain = await Promise.all(held.map((h) => h.finish()))
     const code = await run.exited
+    for (const h of held) h.destroy()
     stopped = true
     await Promise.all(workers)
     agent.destroy()
@@ -329,20 +421,30 @@ describe('graceful shutdown', () => {
     for (const r of all) if (r.status !== undefined) assert.equal(r.status, 200, r.body)
     const late = all.filter((r) => r.writtenAt > signalAt && r.status !== undefined)
     for (const r of late) assert.equal(r.connection, 'close', 'an answer during the drain closes its connection')
+    for (const r of heldFirst) {
+      assert.equal(r?.status, 200, r?.body)
+      assert.equal(r?.connection, 'keep-alive', 'the held connections are keep-alive ones')
+    }
+    // Never vacuous: requests that arrived on those connections after the drain had begun, all answered, with close.
+    assert.ok(arrivedInDrain.length >= 1, `${arrivedInDrain.length} requests arrived during the drain`)
+    for (const r of arrivedInDrain) {
+      assert.equal(r.status, 200, `a request arriving during the drain is served: ${r.error ?? r.body}`)
+      assert.equal(r.connection, 'close', 'a request arriving during the drain is answered with Connection: close')
+    }
     assert.ok(receivedBefore.length > 50, `${receivedBefore.length} requests before the signal`)
 
     // The same data after a restart: every answered key replays its first answer byte for byte (recorded, once).
     const again = runFakemerchant(['--port', '0', '--db', db])
     try {
       const base2 = new URL(await again.serving()).origin
-      const answered = [...all.filter((r) => r.status === 200), ...slow]
+      const answered = [...all.filter((r) => r.status === 200), ...slow, ...arrivedInDrain]
       for (const r of answered) {
         const replay = await rest(base2, 'POST', '/v1/refunds', { key: r.key, body: refundBody(r.charge, 1) })
         assert.equal(replay.status, 200)
         assert.equal(replay.text, r.body, 'a replay answers the first answer (its refund was recorded once)')
       }
       console.log(
-        `# ${receivedBefore.length} requests before SIGTERM, all answered; ${late.length} answered during the drain; ${answered.length} refunds replayed`,
+        `# ${receivedBefore.length} requests before SIGTERM, all answered; ${late.length} of the load and ${arrivedInDrain.length} held answered during the drain; ${answered.length} refunds replayed`,
       )
     } finally {
       again.child.kill('SIGTERM')
