@@ -99,6 +99,11 @@ async function commandsProcessed(): Promise<number> {
   const m = /^total_commands_processed:(\d+)/m.exec(await redis.info('stats'))
   return Number(m?.[1] ?? Number.NaN)
 }
+/** total_net_input_bytes since the last CONFIG RESETSTAT (INFO stats): every byte sent to Redis, by anyone. */
+async function bytesIn(): Promise<number> {
+  const m = /^total_net_input_bytes:(\d+)/m.exec(await redis.info('stats'))
+  return Number(m?.[1] ?? Number.NaN)
+}
 
 const tokens = await Promise.all(Array.from({ length: LOAD_CALLERS }, (_, i) => jwks.sign(`caller-${i}`, RESOURCE)))
 
@@ -144,6 +149,8 @@ interface CountRow {
   callers: number
   calls: number
   processed: number
+  /** Bytes into Redis (total_net_input_bytes), the bench's own CONFIG RESETSTAT and INFO left out (measured). */
+  bytesIn: number
   byCommand: Record<string, number>
 }
 interface LoadRow {
@@ -161,11 +168,21 @@ try {
   replicas.push(await startReplica())
   const one = replicas[0] as Replica
   await callsAtOnce(one.url, 16, 400)
+  // What one of the bench's own INFO stats sends (the CONFIG RESETSTAT before it is not counted), to leave out.
+  await redis.config('RESETSTAT')
+  const ownBytes = await bytesIn()
   for (const callers of [1, 16]) {
     await redis.config('RESETSTAT')
     await callsAtOnce(one.url, callers, COUNT_CALLS)
     const processed = await commandsProcessed()
-    countRows.push({ callers, calls: COUNT_CALLS, processed: processed - 1, byCommand: await commandStats() })
+    const bytes = (await bytesIn()) - 2 * ownBytes
+    countRows.push({
+      callers,
+      calls: COUNT_CALLS,
+      processed: processed - 1,
+      bytesIn: bytes,
+      byCommand: await commandStats(),
+    })
   }
 
   replicas.push(await startReplica())
@@ -264,7 +281,7 @@ for (const r of countRows) {
     .map(([k, v]) => `${k} ${f2(v / r.calls)}`)
     .join(', ')
   console.log(
-    `  ${r.callers} caller${r.callers === 1 ? ', one call at a time' : 's at once'}: commands received per call ${f2(r.processed / r.calls)}; commandstats per call (scripts' own commands included): ${per}`,
+    `  ${r.callers} caller${r.callers === 1 ? ', one call at a time' : 's at once'}: commands received per call ${f2(r.processed / r.calls)}, bytes into Redis per call ${(r.bytesIn / r.calls).toFixed(0)}; commandstats per call (scripts' own commands included): ${per}`,
   )
 }
 if (loadRow !== undefined) {

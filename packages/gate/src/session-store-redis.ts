@@ -7,6 +7,7 @@
 import type { SessionCaps, SessionStore } from '@tollgate/mcp-endpoint'
 import type { Cluster, Redis } from 'ioredis'
 import { GateConfigError } from './errors.js'
+import { redisScript } from './internal/redis-script.js'
 
 // KEYS: the set of all sessions, the owner's set, the session's key. An evicted session's key is built from the
 // prefix (ARGV[1]) and so shares the slot of the others.
@@ -54,6 +55,12 @@ redis.call('ZREM', p .. 'o:' .. owner, key)
 return 1
 `
 
+// Sent by SHA1 (EVALSHA), the text only on a connection's first call or after Redis answers NOSCRIPT (an EVALSHA
+// answered NOSCRIPT ran nothing, so the EVAL that follows is the operation's only run; internal/redis-script.ts).
+const OPEN_S = redisScript('tollgateSessionOpen', OPEN)
+const TOUCH_S = redisScript('tollgateSessionTouch', TOUCH)
+const CLOSE_S = redisScript('tollgateSessionClose', CLOSE)
+
 /**
  * Open sessions in Redis, for several replicas: one Redis (a URL, or a Sentinel-watched master) or a Redis Cluster.
  * Idle expiry is Redis's own key expiry (its clock, not the caller's `nowMs`). Redis errors propagate: the endpoint
@@ -79,18 +86,18 @@ export class RedisSessionStore implements SessionStore {
     const p = this.#p
     const maxOwner = Math.min(caps.maxPerOwner, 1_000_000_000)
     const keys = [`${p}all`, `${p}o:${owner}`, `${p}s:${key}`]
-    const r = await this.#redis.eval(OPEN, 3, ...keys, p, key, owner, nowMs, caps.idleMs, caps.maxSessions, maxOwner)
+    const r = await OPEN_S.run(this.#redis, keys, [p, key, owner, nowMs, caps.idleMs, caps.maxSessions, maxOwner])
     return r === 1
   }
 
   async touch(key: string, nowMs: number, idleMs: number): Promise<boolean> {
     const p = this.#p
-    return (await this.#redis.eval(TOUCH, 2, `${p}s:${key}`, `${p}all`, p, key, nowMs, idleMs)) === 1
+    return (await TOUCH_S.run(this.#redis, [`${p}s:${key}`, `${p}all`], [p, key, nowMs, idleMs])) === 1
   }
 
   async close(key: string): Promise<boolean> {
     const p = this.#p
-    return (await this.#redis.eval(CLOSE, 2, `${p}s:${key}`, `${p}all`, p, key)) === 1
+    return (await CLOSE_S.run(this.#redis, [`${p}s:${key}`, `${p}all`], [p, key])) === 1
   }
 
   /** Sessions seen within `idleMs` of `nowMs`, across every replica (one ZCOUNT; for a metrics gauge). */

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Cluster, ClusterOptions, Redis, RedisOptions } from 'ioredis'
 import { BudgetStoreError, GateConfigError } from '../errors.js'
+import { isNoScript, type RedisScript, redisScript } from '../internal/redis-script.js'
 import type { BudgetStore, FairPlan, FairTaken, NaivePlan, NaiveTaken, OpenFairPlan, ReserveShare } from './store.js'
 
 // Same arithmetic as MemoryBudgetStore, in one Lua script so the read-refill-take-write is atomic across replicas.
@@ -145,6 +146,12 @@ end
 redis.call('HSET', key, 'level', fmt(level))
 return answer({'0', fmt(level)})
 `
+
+// Sent by SHA1 (EVALSHA), the text only on a connection's first call or after Redis answers NOSCRIPT (see
+// internal/redis-script.ts): about 1.8 KB less into Redis per charge.
+const FAIR = redisScript('tollgateBudgetFair', FAIR_SCRIPT)
+const OPEN = redisScript('tollgateBudgetOpen', OPEN_SCRIPT)
+const NAIVE = redisScript('tollgateBudgetNaive', NAIVE_SCRIPT)
 
 /** What a Redis budget store reports once per change (for one log line each, never one per call). */
 export type BudgetStoreEvent =
@@ -308,7 +315,7 @@ export class RedisBudgetStore implements BudgetStore {
       ...plan.callers,
     ]
     const { base, epoch } = this.#keys('fair', plan.key)
-    const [code, reserve, spare] = await this.#run(FAIR_SCRIPT, epoch, [base], args.map(String))
+    const [code, reserve, spare] = await this.#run(FAIR, epoch, [base], args.map(String))
     const from = code === '1' ? 'reserve' : code === '2' ? 'spare' : 'spent'
     return { from, reserve: Number(reserve), spare: Number(spare) }
   }
@@ -316,7 +323,7 @@ export class RedisBudgetStore implements BudgetStore {
   async takeNaive(plan: NaivePlan, now: number): Promise<NaiveTaken> {
     const { base, epoch } = this.#keys('naive', plan.key)
     const [code, level] = await this.#run(
-      NAIVE_SCRIPT,
+      NAIVE,
       epoch,
       [base],
       [now, plan.capacity, plan.rate, this.#ttlMs].map(String),
@@ -327,7 +334,7 @@ export class RedisBudgetStore implements BudgetStore {
   async takeOpen(plan: OpenFairPlan, caller: string, reserve: ReserveShare, now: number): Promise<FairTaken> {
     const { base, epoch } = this.#keys('open', plan.key)
     const [code, mine, pool] = await this.#run(
-      OPEN_SCRIPT,
+      OPEN,
       epoch,
       [`${base}:c:${caller}`, `${base}:pool`],
       [now, reserve.size, reserve.rate, plan.poolSize, plan.poolRate, plan.realTime ? 1 : 0, this.#ttlMs].map(String),
@@ -336,7 +343,7 @@ export class RedisBudgetStore implements BudgetStore {
     return { from, reserve: Number(mine), spare: Number(pool) }
   }
 
-  async #run(script: string, epochKey: string, keys: string[], args: string[]): Promise<string[]> {
+  async #run(script: RedisScript, epochKey: string, keys: string[], args: string[]): Promise<string[]> {
     if (performance.now() - this.#measuredAt > CLOCK_REMEASURE_MS) void this.#measureClock()
     const fresh = randomUUID()
     const known = this.#epochs.get(epochKey) ?? ''
@@ -346,7 +353,7 @@ export class RedisBudgetStore implements BudgetStore {
     try {
       answer =
         this.#replicas === 0
-          ? ((await this.#redis.eval(script, allKeys.length, ...allKeys, ...allArgs)) as string[])
+          ? ((await script.run(this.#redis, allKeys, allArgs)) as string[])
           : await this.#evalReplicated(script, allKeys, allArgs)
     } catch (error) {
       if (!this.#down) {
@@ -381,17 +388,24 @@ export class RedisBudgetStore implements BudgetStore {
   /**
    * The script, then `WAIT replicas` in one pipeline: on one connection to one node (on a Cluster, the node serving
    * the keys' slot), so the WAIT covers the script's writes. A WAIT after a script that wrote nothing answers at
-   * once. Too few acknowledgements reject, charged or not.
+   * once. Too few acknowledgements reject, charged or not. The script goes by its SHA1 (EVALSHA); when that node
+   * answers NOSCRIPT (a failed-over master or a new Cluster node starts with no scripts; SCRIPT FLUSH) the EVALSHA
+   * ran nothing, so the whole pipeline is sent again with the script's text (EVAL, which also loads it): the charge
+   * still runs once, and its WAIT still follows it on the same connection (ioredis's own NOSCRIPT retry would send
+   * the script alone, after this pipeline's WAIT).
    */
-  async #evalReplicated(script: string, keys: string[], args: string[]): Promise<string[]> {
+  async #evalReplicated(script: RedisScript, keys: string[], args: string[]): Promise<string[]> {
     const options = this.#redis.options as { commandTimeout?: number; redisOptions?: { commandTimeout?: number } }
     const timeout = (this.#cluster ? options.redisOptions?.commandTimeout : options.commandTimeout) ?? 1000
-    const results = await this.#redis
-      .pipeline()
-      .eval(script, keys.length, ...keys, ...args)
-      .wait(this.#replicas, Math.max(1, Math.floor(timeout / 2)))
-      .exec()
-    const [ran, waited] = results ?? []
+    const send = async (withText: boolean) => {
+      const pipeline = this.#redis.pipeline()
+      if (withText) script.evalIn(pipeline, keys, args)
+      else script.evalshaIn(pipeline, keys, args)
+      return (await pipeline.wait(this.#replicas, Math.max(1, Math.floor(timeout / 2))).exec()) ?? []
+    }
+    let results = await send(false)
+    if (isNoScript(results[0]?.[0])) results = await send(true)
+    const [ran, waited] = results
     if (ran?.[0]) throw ran[0]
     if (waited?.[0]) throw waited[0]
     if (typeof waited?.[1] !== 'number' || waited[1] < this.#replicas)
