@@ -62,13 +62,16 @@ function runWorkspace(files) {
       ['--conditions=@tollgate/source', '--import', 'tsx', '--test', '--test-reporter=spec', ...files],
       { cwd: root, env: { ...process.env, TOLLGATE_REPO_ROOT: root }, stdio: ['ignore', 'pipe', 'inherit'] },
     )
+    // The runner's summary (ℹ pass N …) comes before its list of failing tests, which can be long: keep enough of
+    // the output to still hold it (the last 4 000 characters once lost it, and counted a workspace as 0 passed).
     let tail = ''
     child.stdout.on('data', (chunk) => {
       process.stdout.write(chunk)
-      tail = (tail + chunk.toString('utf8')).slice(-4000)
+      tail = (tail + chunk.toString('utf8')).slice(-2_000_000)
     })
     child.once('close', (code) => {
-      const count = (label) => Number(new RegExp(`^ℹ ${label} (\\d+)$`, 'm').exec(tail)?.[1] ?? 0)
+      // The last summary line of each kind: the runner's own, after every file's output.
+      const count = (label) => Number([...tail.matchAll(new RegExp(`^ℹ ${label} (\\d+)$`, 'gm'))].at(-1)?.[1] ?? 0)
       const failed = count('fail') + count('cancelled')
       // A runner that died before its summary counts as a failure even with no failed test reported.
       resolvePromise({ passed: count('pass'), failed: failed || (code === 0 ? 0 : 1), skipped: count('skipped') })
