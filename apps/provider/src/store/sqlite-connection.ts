@@ -316,10 +316,13 @@ function groupCommit(
     if (items.length === 0) return
     let done: Done[]
     const since = health.epoch
+    // Whether a batch changed a row matters only to end an outage (allWritten below): counted only while the store is
+    // down, so a healthy batch runs no statement of its own.
+    const countChanges = health.outage !== undefined
     let changesBefore: unknown
     try {
       // Inside: on a closed connection (a write queued after close) this throws, and the writes fail as a batch does.
-      changesBefore = totalChanges.get()
+      if (countChanges) changesBefore = totalChanges.get()
       done = runBatch(items)
     } catch (cause) {
       const error = storeError(cause, since)
@@ -332,7 +335,7 @@ function groupCommit(
     // a batch that changed no row: its COMMIT wrote nothing, so it succeeds on a full disk as a read does — an UPDATE
     // that matched nothing (ending the lease of a claim whose own write had failed) ended a disk outage that way and
     // the next refund began another, logged again.
-    const allWritten = done.every((d) => d.ok) && totalChanges.get() !== changesBefore
+    const allWritten = done.every((d) => d.ok) && (!countChanges || totalChanges.get() !== changesBefore)
     // A disk outage ends only once the file system has room again (DISK_ROOM_BYTES), not with a write that fit.
     const ends = () => allWritten && (health.outage?.kind !== 'disk' || hasRoom())
     if (durable === undefined && ends()) health.succeeded(since)
