@@ -25,13 +25,13 @@ import http from 'node:http'
 import { cpus } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { signHeaders } from '@tollgate/signing'
 import { freeLoopbackPort, startHaproxy } from '@tollgate/test-support'
 import pg from 'pg'
 import { benchBundle } from '../../../scripts/bench-bundle.mjs'
 import { type PrivatePostgres, privatePostgresSkip, startPrivatePostgres } from '../test/private-postgres.js'
 import { answerProblem, modernCallRequest, platformKey, refundRequest } from './calls.js'
 import type { LoadLeg, LoadResult, LoadSpec } from './load-process.js'
+import { signedSender } from './signed-send.js'
 
 const SECRET = 'srmps_bench_0123456789abcdef0123456789abcdef'
 const APP = fileURLToPath(new URL('..', import.meta.url))
@@ -223,35 +223,7 @@ const CALL_KINDS: readonly { kind: CallKind; label: string }[] = [
 ]
 const agent = new http.Agent({ keepAlive: true, maxSockets: 64 })
 
-function sendSigned(
-  url: URL,
-  method: string,
-  body: string,
-  headers: Record<string, string>,
-  key = '',
-): Promise<{ status: number; body: string }> {
-  const signed = signHeaders(SECRET, { method, host: url.host, path: url.pathname, body: Buffer.from(body), key })
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      url,
-      {
-        method,
-        agent,
-        headers: { ...headers, ...signed, ...(body !== '' && { 'content-length': Buffer.byteLength(body) }) },
-      },
-      (res) => {
-        let data = ''
-        res.setEncoding('utf8')
-        res.on('data', (c: string) => {
-          data += c
-        })
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: data }))
-      },
-    )
-    req.on('error', reject)
-    req.end(body)
-  })
-}
+const sendSigned = signedSender(SECRET, agent)
 
 async function oneCall(base: URL, kind: CallKind): Promise<void> {
   let r: { status: number; body: string }

@@ -9,7 +9,6 @@ import http from 'node:http'
 import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { signHeaders } from '@tollgate/signing'
 import { benchBundle } from '../../../scripts/bench-bundle.mjs'
 import {
   type AnswerChecks,
@@ -26,6 +25,7 @@ import {
   refundRequest,
 } from './calls.js'
 import type { LoadLeg, LoadResult, LoadSpec } from './load-process.js'
+import { type Reply, signedSender } from './signed-send.js'
 
 const SECRET = 'srmps_bench_0123456789abcdef0123456789abcdef'
 const CONCURRENCY = 16
@@ -130,36 +130,7 @@ async function postgresAnswers(): Promise<boolean> {
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY })
 
-interface Reply {
-  status: number
-  headers: http.IncomingHttpHeaders
-  body: string
-}
-
-/** One request signed as the platform signs it; `key` is the idempotency key the signature covers (REST), if any. */
-function send(url: URL, method: string, body: string, headers: Record<string, string>, key = ''): Promise<Reply> {
-  const signed = signHeaders(SECRET, { method, host: url.host, path: url.pathname, body: Buffer.from(body), key })
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      url,
-      {
-        method,
-        agent,
-        headers: { ...headers, ...signed, ...(body !== '' && { 'content-length': Buffer.byteLength(body) }) },
-      },
-      (res) => {
-        let data = ''
-        res.setEncoding('utf8')
-        res.on('data', (c: string) => {
-          data += c
-        })
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: data }))
-      },
-    )
-    req.on('error', reject)
-    req.end(body)
-  })
-}
+const send = signedSender(SECRET, agent)
 
 /** The tool a server is called with: the peers have only their no-op. */
 const toolOf = (kind: Kind, tool: ProviderTool): BenchTool => (kind === 'bare' || kind === 'v1' ? 'noop' : tool)
