@@ -6,6 +6,7 @@ export {
   type RunningAdminServer,
   startAdminServer,
 } from './admin-server.js'
+export { Closers } from './closers.js'
 export { CheckTimeoutError, OperabilityError, type OperabilityErrorCode } from './errors.js'
 export {
   type FailedCheck,
@@ -33,4 +34,5 @@ export {
   REQUEST_SECONDS_BUCKETS,
   STORE_SECONDS_BUCKETS,
 } from './metrics.js'
+export { serialReloader } from './reloader.js'
 export { GracefulServer, type GracefulShutdownOptions, type ShutdownReport } from './shutdown.js'
