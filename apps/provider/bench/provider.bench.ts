@@ -58,11 +58,23 @@ type Kind =
   | 'provider-pc-admin'
   | 'provider-pg'
   | 'provider-pg-base'
+  | 'provider-pc-before'
   | 'bare'
   | 'v1'
   | 'raw'
-const PROVIDER_KINDS = ['provider', 'provider-pc', 'provider-pc-admin', 'provider-pg', 'provider-pg-base'] as const
+const PROVIDER_KINDS = [
+  'provider',
+  'provider-pc',
+  'provider-pc-admin',
+  'provider-pg',
+  'provider-pg-base',
+  'provider-pc-before',
+] as const
 const PG_BASE_DIST = process.env.BENCH_PG_BASE_DIST
+// BENCH_BEFORE_DIST=<another checkout's apps/provider/dist, its own node_modules beside it>: a before/after run.
+// provider-pc-before is that build (its libraries its checkout's own), paired with provider-pc as BENCH_ADMIN=paired
+// pairs the metrics: both loaded at once, a fresh pair each round; reported as this build ÷ that one.
+const BEFORE_DIST = process.env.BENCH_BEFORE_DIST
 const isProvider = (k: Kind) => (PROVIDER_KINDS as readonly Kind[]).includes(k)
 const PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 
@@ -76,7 +88,7 @@ async function startServer(kind: Kind): Promise<{ url: string; admin?: string; c
     benchBundle(join(APP, 'bench/servers.ts')),
     ...(kind === 'provider'
       ? ['provider', 'power-loss']
-      : kind === 'provider-pc'
+      : kind === 'provider-pc' || kind === 'provider-pc-before'
         ? ['provider', 'process-crash']
         : kind === 'provider-pc-admin'
           ? ['provider', 'process-crash', 'admin']
@@ -87,7 +99,12 @@ async function startServer(kind: Kind): Promise<{ url: string; admin?: string; c
               : [kind]),
   ]
   const [command, argv] = pinnedToOneCore(process.execPath, args)
-  const env = kind === 'provider-pg-base' ? { ...process.env, BENCH_PROVIDER_DIST: PG_BASE_DIST } : process.env
+  const env =
+    kind === 'provider-pg-base'
+      ? { ...process.env, BENCH_PROVIDER_DIST: PG_BASE_DIST }
+      : kind === 'provider-pc-before'
+        ? { ...process.env, BENCH_PROVIDER_DIST: BEFORE_DIST }
+        : process.env
   const child = spawn(command, argv, { cwd: APP, env, stdio: ['ignore', 'pipe', 'inherit'] })
   const [url, admin] = await new Promise<[string, string | undefined]>((resolve, reject) => {
     let out = ''
@@ -239,10 +256,12 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
 // BENCH_ADMIN=paired: those two loaded at once, sharing the servers' core, each by a load process of its own: the
 // machine's slow seconds fall on both sides of a round alike (the scheduler splits the core evenly between two busy
 // processes, so the ratio is that of the work each does per call).
-const METRICS_PAIRED = process.env.BENCH_ADMIN === 'paired'
+const METRICS_PAIRED = process.env.BENCH_ADMIN === 'paired' || BEFORE_DIST !== undefined
 const METRICS_ONLY = process.env.BENCH_ADMIN === 'only' || METRICS_PAIRED
+/** The kind measured against provider-pc in the paired modes: metrics on, or the build before. */
+const PAIRED_KIND: Kind = BEFORE_DIST !== undefined ? 'provider-pc-before' : 'provider-pc-admin'
 const KINDS: Kind[] = METRICS_ONLY ? ['provider-pc'] : ['raw', 'bare', 'v1', 'provider', 'provider-pc']
-if (process.env.BENCH_ADMIN === '1' || METRICS_ONLY) KINDS.push('provider-pc-admin')
+if (process.env.BENCH_ADMIN === '1' || METRICS_ONLY) KINDS.push(PAIRED_KIND)
 if (!METRICS_ONLY && process.env.BENCH_PG !== '0' && (await postgresAnswers())) {
   KINDS.push('provider-pg')
   if (PG_BASE_DIST !== undefined) KINDS.push('provider-pg-base')
@@ -308,7 +327,7 @@ try {
       if (METRICS_PAIRED) await Promise.all(order.map(leg))
       else for (const kind of order) await leg(kind)
     }
-    if (rounds.has('provider-pc-admin')) metricsCost[s.name] = onOff(rounds)
+    if (rounds.has(PAIRED_KIND)) metricsCost[s.name] = onOff(rounds)
     const row: Partial<Record<Kind, Result>> = {}
     for (const [kind, rs] of rounds) {
       row[kind] = {
@@ -331,10 +350,15 @@ try {
   await stopServers()
 }
 
-/** Metrics on ÷ off within each round (calls/s), and each side's server CPU per call (µs) over the rounds. */
+/**
+ * Metrics on ÷ off within each round (calls/s), and each side's server CPU per call (µs) over the rounds; in a
+ * before/after run, this build ÷ the build before ("on" is this build).
+ */
 function onOff(rounds: Map<Kind, Result[]>) {
-  const on = rounds.get('provider-pc-admin') ?? []
-  const off = rounds.get('provider-pc') ?? []
+  const [on, off] =
+    PAIRED_KIND === 'provider-pc-before'
+      ? [rounds.get('provider-pc') ?? [], rounds.get('provider-pc-before') ?? []]
+      : [rounds.get('provider-pc-admin') ?? [], rounds.get('provider-pc') ?? []]
   const byRound = on.map((r, i) => r.perSecond / (off[i]?.perSecond ?? Number.NaN))
   const cpuPerCall = (rs: Result[]) => {
     const seconds = rs.reduce((n, r) => n + (r.server?.cpuSeconds ?? Number.NaN), 0)
@@ -397,7 +421,7 @@ for (const line of restReport) console.log(line)
 for (const [scenario, cost] of Object.entries(metricsCost)) {
   const [low, high] = [Math.min(...cost.byRound), Math.max(...cost.byRound)]
   console.log(
-    `metrics on ÷ off (provider-pc-admin ÷ provider-pc), ${scenario}: median ${cost.median.toFixed(3)} [${low.toFixed(3)}–${high.toFixed(3)}], server CPU per call ${cost.cpuOn.toFixed(0)} vs ${cost.cpuOff.toFixed(0)} µs | rounds ${cost.byRound.map((x) => x.toFixed(3)).join(' ')}`,
+    `${PAIRED_KIND === 'provider-pc-before' ? 'this build ÷ the build before (provider-pc ÷ provider-pc-before)' : 'metrics on ÷ off (provider-pc-admin ÷ provider-pc)'}, ${scenario}: median ${cost.median.toFixed(3)} [${low.toFixed(3)}–${high.toFixed(3)}], server CPU per call ${cost.cpuOn.toFixed(0)} vs ${cost.cpuOff.toFixed(0)} µs | rounds ${cost.byRound.map((x) => x.toFixed(3)).join(' ')}`,
   )
 }
 agent.destroy()

@@ -4,6 +4,8 @@
 // calls/s of each, the median of the same-round ratios (on / off) with their range, and server CPU per call.
 // Issue 25's bar: metrics on costs at most 3% of calls/s by the median.
 // Run: npm run bench -w apps/quenchz (BENCH_ROUNDS, default 9; BENCH_CALLS per round and side, default 20000)
+// BENCH_BEFORE_REPO=<another checkout of this repository, installed>: a before/after run instead — both sides with the
+// admin port off, "off" being that checkout's quenchz (its serve.ts and sources) and "on" this one's.
 
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
@@ -16,6 +18,17 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 9)
 const CALLS = Number(process.env.BENCH_CALLS ?? 20000)
 const WARM_CALLS = 5000
 const ARGS = { currency: 'USD', start: '2026-03-01', end: '2026-03-31' }
+const BEFORE_REPO = process.env.BENCH_BEFORE_REPO
+const BEFORE_SERVE = BEFORE_REPO === undefined ? undefined : join(BEFORE_REPO, 'apps/quenchz/bench/support/serve.ts')
+const [OFF_LABEL, ON_LABEL] =
+  BEFORE_REPO === undefined ? ['admin port off', 'admin port on'] : ['build before', 'this build']
+/** Starts one side of a pair: off (the admin port off, or the build before) or on. */
+const startSide = (side: 'off' | 'on') =>
+  BEFORE_SERVE === undefined
+    ? spawnServer(side === 'off' ? 'quenchz' : 'quenchz-admin', history, 0)
+    : side === 'off'
+      ? spawnServer('quenchz', history, 0, BEFORE_SERVE)
+      : spawnServer('quenchz', history, 0)
 
 const history = join(sharedDir(), 'data', 'ecb', 'eurofxref-hist.zip')
 if (!existsSync(history)) {
@@ -65,11 +78,10 @@ for (let i = 0; i < ROUNDS; i++) {
   // A fresh pair each round, started and measured in alternating order. Of two processes of the SAME server (both
   // off), the one started first served ~4% more calls/s, 9 rounds running, and swapping the start order swapped the
   // sign: with one pair for the whole run that bias was as large as the cost measured.
-  const first = i % 2 === 0 ? 'quenchz' : 'quenchz-admin'
-  const second = first === 'quenchz' ? 'quenchz-admin' : 'quenchz'
-  const a = await spawnServer(first, history, 0)
-  const b = await spawnServer(second, history, 0)
-  const [off, on] = first === 'quenchz' ? [a, b] : [b, a]
+  const first = i % 2 === 0 ? 'off' : 'on'
+  const a = await startSide(first)
+  const b = await startSide(first === 'off' ? 'on' : 'off')
+  const [off, on] = first === 'off' ? [a, b] : [b, a]
   try {
     // Warm both (JIT, the settled-answer cache): with 300 calls each, the side measured second was still the faster.
     await round(off, WARM_CALLS)
@@ -89,8 +101,8 @@ for (let i = 0; i < ROUNDS; i++) {
 const fmt = (xs: number[], digits = 3) => xs.map((x) => x.toFixed(digits)).join(', ')
 const line = (rs: Round[]) =>
   `${median(rs.map((r) => r.rate)).toFixed(0)} calls/s [${Math.min(...rs.map((r) => r.rate)).toFixed(0)}–${Math.max(...rs.map((r) => r.rate)).toFixed(0)}], server CPU per call ${median(rs.map((r) => r.cpu)).toFixed(3)} ms`
-console.log(`  admin port off: ${line(offRounds)}`)
-console.log(`  admin port on:  ${line(onRounds)}`)
+console.log(`  ${OFF_LABEL}: ${line(offRounds)}`)
+console.log(`  ${ON_LABEL}: ${line(onRounds)}`)
 console.log(
   `  calls/s on / off: median ${median(ratios).toFixed(3)} [${Math.min(...ratios).toFixed(3)}–${Math.max(...ratios).toFixed(3)}] (rounds: ${fmt(ratios)})`,
 )

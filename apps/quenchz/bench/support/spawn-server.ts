@@ -104,10 +104,14 @@ export function spawnBenchProcess(
   }
 }
 
-export async function spawnServer(kind: string, history: string, core = 0): Promise<BenchServer> {
+/**
+ * Starts bench/support/serve.ts `kind`; `serveScript` is another checkout's serve.ts for a before/after run (bundled
+ * from that checkout's own sources).
+ */
+export async function spawnServer(kind: string, history: string, core = 0, serveScript = SERVE): Promise<BenchServer> {
   // BENCH_SERVER_NODE_FLAGS: node/V8 flags for the server process only (e.g. to try a GC setting), space-separated.
   const flags = (process.env.BENCH_SERVER_NODE_FLAGS ?? '').split(' ').filter((f) => f !== '')
-  const server = spawnBenchProcess(SERVE, [kind, history], core, flags)
+  const server = spawnBenchProcess(serveScript, [kind, history], core, flags)
   // The first line is {url, tokens}; later ones answer SIGUSR2.
   const { url, tokens, admin } = JSON.parse(await server.nextLine()) as {
     url: string
