@@ -3,23 +3,7 @@
 
 export { isLoopbackAddress, isPublicAddress } from './address.js'
 export { type BaseUrlRules, checkBaseUrl } from './base-url.js'
-export {
-  type AttemptOptions,
-  type CallContext,
-  type CallResult,
-  ERROR_ENVELOPE_REF,
-  type Era,
-  type KeyFieldFault,
-  LEGACY_VERSION,
-  MODERN_VERSION,
-  PlatformClient,
-  type PlatformClientOptions,
-  type SignatureMode,
-  type ToolListing,
-  type ToolOutcome,
-  type ToolPage,
-  type Transport,
-} from './client.js'
+export { PlatformClient, type PlatformClientOptions } from './client.js'
 export {
   BaseUrlRejected,
   BodyTooLarge,
@@ -42,3 +26,18 @@ export {
   UnexpectedHttpStatus,
 } from './errors.js'
 export { STRICT_LIMITS, TOOL_LIST_MAX_DEPTH } from './limits.js'
+export {
+  type AttemptOptions,
+  type CallContext,
+  type CallResult,
+  ERROR_ENVELOPE_REF,
+  type Era,
+  type KeyFieldFault,
+  LEGACY_VERSION,
+  MODERN_VERSION,
+  type SignatureMode,
+  type ToolListing,
+  type ToolOutcome,
+  type ToolPage,
+  type Transport,
+} from './types.js'

@@ -31,13 +31,13 @@ export interface ExchangeOptions {
   timeoutMs: number
   maxBodyBytes: number
   /** The JSON-RPC id whose answer ends an SSE stream. */
-  expectId?: number
+  expectId?: number | undefined
   /** false reads a text/event-stream answer as a plain body (REST answers are never streams). Default true. */
   sse?: boolean
   /** Nesting limit of the strict reader for this answer; default STRICT_LIMITS.maxDepth. */
-  maxDepth?: number
+  maxDepth?: number | undefined
   /** https only: the certificate authorities to trust instead of the bundled ones. */
-  ca?: string | readonly string[]
+  ca?: string | readonly string[] | undefined
 }
 
 /** What came back: a plain body, or from an SSE stream the data of the answering event (if any). */
