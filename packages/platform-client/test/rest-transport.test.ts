@@ -231,3 +231,21 @@ test('bearer token and edge headers go on every REST request, and are not signed
   }
   assert.ok(signedWith(s.requests[0] as Recorded, ''))
 })
+
+test('what only MCP offers is caller misuse on a REST client (TypeError naming it), and nothing is sent', async () => {
+  const { s, base } = await serve(() => json(TRANSACTION_JSON))
+  const rest = client(base)
+  assert.equal(rest.transport, 'rest')
+  await assert.rejects(rest.era(), { name: 'TypeError', message: 'era() is MCP only (transport is rest)' })
+  await assert.rejects(rest.discover(), { name: 'TypeError', message: 'discover() is MCP only (transport is rest)' })
+  await assert.rejects(rest.listTools({ maxPages: 1 }), {
+    name: 'TypeError',
+    message: 'listTools() is MCP only (transport is rest)',
+  })
+  const mcp = new PlatformClient({ baseUrl: s.url, secret: SECRET, allowPrivate: true })
+  await assert.rejects(
+    mcp.attempt('sr_refund', { idempotency_key: KEY, request: REQUEST }, CONTEXT, { keyFieldFault: 'signed_empty' }),
+    { name: 'TypeError', message: 'keyFieldFault applies to the REST transport only' },
+  )
+  assert.equal(s.requests.length, 0)
+})
