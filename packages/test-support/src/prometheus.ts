@@ -7,6 +7,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
 
 export const PROMTOOL = process.env.TOLLGATE_PROMTOOL ?? '/usr/bin/promtool'
 export const PROMETHEUS = process.env.TOLLGATE_PROMETHEUS ?? '/usr/bin/prometheus'
@@ -100,17 +101,9 @@ export interface RunningPrometheus {
   stop(): Promise<void>
 }
 
-/**
- * Starts Debian's prometheus on a free loopback port, scraping `targets` every `scrapeIntervalMs` (default 500 ms),
- * with its config and TSDB in a temp dir that stop() removes.
- */
-export async function startPrometheus(
-  targets: readonly ScrapeTarget[],
-  options: { scrapeIntervalMs?: number } = {},
-): Promise<RunningPrometheus> {
-  const dir = mkdtempSync(join(tmpdir(), 'tollgate-prometheus-'))
-  const interval = `${options.scrapeIntervalMs ?? 500}ms`
-  const config = [
+/** The prometheus.yml that scrapes `targets` every `interval`. */
+function prometheusConfig(targets: readonly ScrapeTarget[], interval: string): string {
+  return [
     'global:',
     `  scrape_interval: ${interval}`,
     `  scrape_timeout: ${interval}`,
@@ -123,12 +116,19 @@ export async function startPrometheus(
     ]),
     '',
   ].join('\n')
-  const configFile = join(dir, 'prometheus.yml')
-  writeFileSync(configFile, config)
-  const port = await freeLoopbackPort()
-  const url = `http://127.0.0.1:${port}`
+}
+
+/** The prometheus process, with the tail of what it printed and whether it has exited. */
+interface PrometheusProcess {
+  child: ChildProcess
+  output(): string
+  exited(): boolean
+}
+
+function spawnPrometheus(dir: string, configFile: string, port: number): PrometheusProcess {
   let output = ''
-  const child: ChildProcess = spawn(
+  let exited = false
+  const child = spawn(
     PROMETHEUS,
     [
       `--config.file=${configFile}`,
@@ -143,32 +143,55 @@ export async function startPrometheus(
   }
   child.stdout?.on('data', keep)
   child.stderr?.on('data', keep)
-  let exited = false
   child.once('exit', () => {
     exited = true
   })
+  return { child, output: () => output, exited: () => exited }
+}
 
+/** Asks `check` every 200 ms until it returns a value, the process exits, or `timeoutMs` passes. */
+async function pollUntil<T>(
+  prom: PrometheusProcess,
+  what: string,
+  check: () => Promise<T | undefined>,
+  timeoutMs = 30_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  let last: unknown
+  for (;;) {
+    if (prom.exited()) throw new Error(`prometheus exited while waiting for ${what}:\n${prom.output()}`)
+    try {
+      const v = await check()
+      if (v !== undefined) return v
+    } catch (error) {
+      last = error
+    }
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}${last instanceof Error ? ` (last: ${last.message})` : ''}`)
+    await sleep(200)
+  }
+}
+
+/**
+ * Starts Debian's prometheus on a free loopback port, scraping `targets` every `scrapeIntervalMs` (default 500 ms),
+ * with its config and TSDB in a temp dir that stop() removes.
+ */
+export async function startPrometheus(
+  targets: readonly ScrapeTarget[],
+  options: { scrapeIntervalMs?: number } = {},
+): Promise<RunningPrometheus> {
+  const dir = mkdtempSync(join(tmpdir(), 'tollgate-prometheus-'))
+  const configFile = join(dir, 'prometheus.yml')
+  writeFileSync(configFile, prometheusConfig(targets, `${options.scrapeIntervalMs ?? 500}ms`))
+  const port = await freeLoopbackPort()
+  const url = `http://127.0.0.1:${port}`
+  const prometheus = spawnPrometheus(dir, configFile, port)
+  const { child } = prometheus
   const api = async (path: string): Promise<unknown> => {
     const r = await fetch(`${url}${path}`)
     const body = (await r.json()) as { status: string; data: unknown; error?: string }
     if (body.status !== 'success') throw new Error(`prometheus ${path}: ${body.error ?? r.status}`)
     return body.data
-  }
-  const waitFor = async <T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> => {
-    const deadline = Date.now() + timeoutMs
-    let last: unknown
-    for (;;) {
-      if (exited) throw new Error(`prometheus exited while waiting for ${what}:\n${output}`)
-      try {
-        const v = await check()
-        if (v !== undefined) return v
-      } catch (error) {
-        last = error
-      }
-      if (Date.now() > deadline)
-        throw new Error(`timed out waiting for ${what}${last instanceof Error ? ` (last: ${last.message})` : ''}`)
-      await new Promise((r) => setTimeout(r, 200))
-    }
   }
   const running: RunningPrometheus = {
     url,
@@ -184,10 +207,10 @@ export async function startPrometheus(
       }
       return data.activeTargets.map((t) => ({ job: t.labels.job, health: t.health, lastError: t.lastError }))
     },
-    waitFor,
-    log: () => output,
+    waitFor: (what, check, timeoutMs) => pollUntil(prometheus, what, check, timeoutMs),
+    log: () => prometheus.output(),
     async stop() {
-      if (!exited) {
+      if (!prometheus.exited()) {
         const gone = new Promise((r) => child.once('exit', r))
         child.kill('SIGTERM')
         const timer = setTimeout(() => child.kill('SIGKILL'), 10_000)
@@ -198,7 +221,7 @@ export async function startPrometheus(
     },
   }
   try {
-    await waitFor('prometheus to answer /-/ready', async () => {
+    await pollUntil(prometheus, 'prometheus to answer /-/ready', async () => {
       const r = await fetch(`${url}/-/ready`).catch(() => undefined)
       return r?.ok === true ? true : undefined
     })
