@@ -7,7 +7,7 @@ import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { RUNNER_HELP, readCommandLine } from './command-line.js'
+import { RUNNER_FLAGS, RUNNER_HELP, readCommandLine } from './command-line.js'
 import { EXIT, proveFromManifest } from './prove.js'
 
 const WAIT_MS = 60_000
@@ -69,14 +69,7 @@ export async function runProofs(
   err: (line: string) => void,
   argv: readonly string[] = [],
 ): Promise<number> {
-  const line = readCommandLine(
-    argv,
-    { help: RUNNER_HELP, options: { port: { type: 'string' } }, positionals: 0 },
-    {
-      out,
-      err,
-    },
-  )
+  const line = readCommandLine(argv, { help: RUNNER_HELP, table: RUNNER_FLAGS, positionals: 0 }, { out, err })
   if ('exit' in line) return line.exit
   const chosen = line.values.options.port ?? (process.env.QUENCHZ_PORT || undefined)
   if (chosen !== undefined && !/^\d{1,5}$/.test(chosen)) {

@@ -41,7 +41,7 @@ for (const [name, file] of Object.entries(entry)) {
     test('an unknown flag is named, then where help is; exit 2', () => {
       const r = run(file, ['--bogus'])
       assert.equal(r.status, 2)
-      assert.equal(r.stderr, 'prove: unknown option --bogus\nsee prove --help\n')
+      assert.equal(r.stderr, 'prove: unknown flag --bogus\nsee prove --help\n')
       assert.equal(r.stdout, '')
     })
   })
