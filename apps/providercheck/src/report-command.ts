@@ -2,6 +2,7 @@
 // when the secret is at hand.
 import { readFileSync, statSync, writeFileSync } from 'node:fs'
 import { parsePlain } from '@tollgate/strict-json'
+import { REPORT_FLAGS, readLongForm } from './command-flags.js'
 import { ReportShapeError } from './errors.js'
 import { outputPathProblem } from './output-files.js'
 import { verifyReport } from './report.js'
@@ -21,27 +22,16 @@ export interface ReportPageCommand {
 export function parseReportCommand(
   args: readonly string[],
 ): ReportPageCommand | { kind: 'usage_error'; message: string } {
-  let file: string | undefined
-  let out: string | undefined
-  for (let i = 0; i < args.length; i += 1) {
-    const arg = args[i] as string
-    const flag = /^--?([a-z][a-z-]*)(?:=(.*))?$/.exec(arg)
-    if (flag === null) {
-      if (file !== undefined) return { kind: 'usage_error', message: 'report takes one report file' }
-      file = arg
-      continue
-    }
-    if (flag[1] !== 'o')
-      return { kind: 'usage_error', message: `unknown flag -${flag[1]} for report (it takes -o FILE)` }
-    const value = flag[2] ?? args[++i]
-    if (value === undefined || value === '')
-      return { kind: 'usage_error', message: '-o needs a value (the HTML file to write)' }
-    out = value
-  }
+  const read = readLongForm(args, REPORT_FLAGS)
+  if ('message' in read) return { kind: 'usage_error', message: `report: ${read.message} (it takes -o FILE)` }
+  if (!('values' in read)) return { kind: 'usage_error', message: 'report takes -o FILE' }
+  if (read.positionals.length > 1) return { kind: 'usage_error', message: 'report takes one report file' }
+  const file = read.positionals[0]?.text
   if (file === undefined)
     return { kind: 'usage_error', message: 'report needs the report file: report REPORT.json -o FILE' }
-  if (out === undefined) return { kind: 'usage_error', message: 'report needs -o FILE (the HTML file to write)' }
-  return { kind: 'report', file, out }
+  if (read.values.o === undefined)
+    return { kind: 'usage_error', message: 'report needs -o FILE (the HTML file to write)' }
+  return { kind: 'report', file, out: read.values.o }
 }
 
 export type ReportPageOutcome = { exit: 0; message: string } | { exit: 1 | 2; problem: string }

@@ -84,9 +84,9 @@ test('call usage errors name the problem and exit 2, never echoing JSON-ARGS', a
     [[...base, 'sr_describe', '{"email":"a@b.c","email":"x"}'], /JSON-ARGS must be one strict JSON object/],
     [[...base, 'sr_describe', '[1]'], /JSON-ARGS must be one strict JSON object/],
     [[...base, 'sr_describe'], /call: missing JSON-ARGS/],
-    [['-base-url', 'http://127.0.0.1:9', 'sr_describe', '{}'], /call: missing -transport/],
-    [[...base, '-frob', 'sr_describe', '{}'], /call: unknown flag -frob/],
-    [[...base, '-era', 'legacy', 'sr_describe', '{}'], /-era applies to -transport mcp only/],
+    [['-base-url', 'http://127.0.0.1:9', 'sr_describe', '{}'], /call: missing --transport/],
+    [[...base, '-frob', 'sr_describe', '{}'], /call: unknown flag --frob/],
+    [[...base, '-era', 'legacy', 'sr_describe', '{}'], /--era applies to --transport mcp only/],
   ]
   for (const [argv, message] of cases) {
     const r = await call(argv)

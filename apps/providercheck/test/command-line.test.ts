@@ -78,7 +78,7 @@ test('a malformed edge header is a usage error (exit 2) that names the header bu
       /-edge-header x-edge-key is given twice/,
     ],
     [['-edge-header', 'X-Edge-Key:', 'VALUE'], /-edge-header X-Edge-Key has no value/],
-    [['-edge-header', 'X-Edge-Key: a', 'VALUE'], /unexpected argument after -edge-header \(quote it/],
+    [['-edge-header', 'X-Edge-Key: a', 'VALUE'], /unexpected argument after --edge-header \(quote it/],
     [['-edge-header'], /-edge-header needs a value/],
   ]
   for (const [extra, message] of cases) {
@@ -129,7 +129,7 @@ test('missing flags and a missing secret are named in the usage message, exit 2'
   assert.equal(r.code, 2)
   assert.match(
     r.err,
-    /missing: -sandbox, -tenant, -customer, -transaction, -subscription, PROVIDERCHECK_SANDBOX_SIGNING_SECRET \(environment\)/,
+    /missing: --sandbox, --tenant, --customer, --transaction, --subscription, PROVIDERCHECK_SANDBOX_SIGNING_SECRET \(environment\)/,
   )
   const noSecret = await cli(SEED_LINE, {})
   assert.equal(noSecret.code, 2)
@@ -144,7 +144,7 @@ test('-transport rest parses like mcp; another transport or -era with rest is a 
   assert.match(grpc.err, /-transport must be mcp or rest/)
   const era = await cli([...SEED_LINE.map((a) => (a === 'mcp' ? 'rest' : a)), '-era', 'legacy'])
   assert.equal(era.code, 2)
-  assert.match(era.err, /-era applies to -transport mcp only/)
+  assert.match(era.err, /--era applies to --transport mcp only/)
 })
 
 test('a production secret is refused: the kit runs against sandboxes only', async () => {
@@ -157,12 +157,12 @@ test('a production secret is refused: the kit runs against sandboxes only', asyn
 test('-h prints the usage and exits 0; an unknown flag exits 2', async () => {
   const help = await cli(['-h'])
   assert.equal(help.code, 0)
-  assert.match(help.out, /^usage: providercheck -sandbox -transport mcp\|rest/)
-  assert.match(help.out, /\[-edge-header 'Name: value' \.\.\.\]/)
+  assert.match(help.out, /^usage: providercheck --sandbox --transport mcp\|rest/)
+  assert.match(help.out, /\[--edge-header 'Name: value' \.\.\.\]/)
   assert.match(help.out, /A bearer token, when the provider requires one, comes from PROVIDERCHECK_BEARER_TOKEN/)
   const unknown = await cli([...SEED_LINE, '-frobnicate'])
   assert.equal(unknown.code, 2)
-  assert.match(unknown.err, /unknown flag -frobnicate/)
+  assert.match(unknown.err, /unknown flag --frobnicate/)
 })
 
 test('verify needs exactly one report file', async () => {

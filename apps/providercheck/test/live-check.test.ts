@@ -206,7 +206,7 @@ test('-live takes a production secret only, -sandbox a sandbox one only; each re
   assert.equal(wrongVariable.code, 2)
   assert.equal(wrongVariable.err[0], 'providercheck: missing: PROVIDERCHECK_LIVE_SIGNING_SECRET (environment)')
   const both = await cli([...argv, '-sandbox'], { PROVIDERCHECK_LIVE_SIGNING_SECRET: LIVE_SECRET })
-  assert.equal(both.err[0], 'providercheck: -sandbox and -live exclude each other')
+  assert.equal(both.err[0], 'providercheck: --sandbox and --live exclude each other: give one')
   const sandboxRun = await cli(['-sandbox', ...argv.slice(1), ...WITH_FIXTURES], {
     PROVIDERCHECK_SANDBOX_SIGNING_SECRET: LIVE_SECRET,
   })

@@ -51,19 +51,19 @@ test('-h and --help print the usage; --version and -version print the package.js
 test('an unknown flag or a bad value names the flag and the problem, exit 2, nothing else printed', async () => {
   const seed = kitArgv('http://127.0.0.1:9/mcp')
   const cases: [string[], RegExp][] = [
-    [[...seed, '-frobnicate'], /^providercheck: unknown flag -frobnicate$/],
-    [[...seed, '--frobnicate=1'], /^providercheck: unknown flag -frobnicate$/],
-    [[...seed, '-era', 'modern'], /^providercheck: -era must be auto, 2026-07-28 or legacy$/],
-    [seed.map((a) => (a === 'mcp' ? 'grpc' : a)), /^providercheck: -transport must be mcp or rest$/],
-    [seed.map((a) => (a.startsWith('http') ? 'not a url' : a)), /^providercheck: -base-url must be an absolute URL/],
-    [[...seed, '-json'], /^providercheck: -json needs a value$/],
-    [[...seed, '-html='], /^providercheck: -html needs a value$/],
-    [[...seed, '-sandbox=yes'], /^providercheck: -sandbox takes no value$/],
-    [[...seed, '-json', 'same.out', '-html', 'same.out'], /^providercheck: -json and -html name the same file$/],
+    [[...seed, '-frobnicate'], /^providercheck: unknown flag --frobnicate$/],
+    [[...seed, '--frobnicate=1'], /^providercheck: unknown flag --frobnicate$/],
+    [[...seed, '-era', 'modern'], /^providercheck: --era must be auto, 2026-07-28 or legacy$/],
+    [seed.map((a) => (a === 'mcp' ? 'grpc' : a)), /^providercheck: --transport must be mcp or rest$/],
+    [seed.map((a) => (a.startsWith('http') ? 'not a url' : a)), /^providercheck: --base-url must be an absolute URL/],
+    [[...seed, '-json'], /^providercheck: --json needs a value$/],
+    [[...seed, '-html='], /^providercheck: --html needs a value$/],
+    [[...seed, '-sandbox=yes'], /^providercheck: --sandbox takes no value$/],
+    [[...seed, '-json', 'same.out', '-html', 'same.out'], /^providercheck: --json and --html name the same file$/],
     [['verify'], /^providercheck: verify takes one argument: the report file$/],
     [['report', 'r.json'], /^providercheck: report needs -o FILE/],
     [['report', '-o', 'x.html'], /^providercheck: report needs the report file/],
-    [['report', 'r.json', '-x', 'x.html'], /^providercheck: unknown flag -x for report/],
+    [['report', 'r.json', '-x', 'x.html'], /^providercheck: report: unknown flag --x \(it takes -o FILE\)$/],
   ]
   for (const [argv, message] of cases) {
     assert.match(usageProblem(await cli(argv), argv.join(' ')), message, argv.join(' '))
