@@ -20,16 +20,16 @@ export type StoreChoice =
   /** A usage error: one line naming the flag (exit 2). */
   | { ok: false; problem: string }
 
-/** The store the flags ask for. A flag beats the environment: --db wins over DATABASE_URL. */
+/**
+ * The store the flags ask for. A flag beats the environment: --db wins over DATABASE_URL. --db with --database-url is
+ * refused by the flag table (fakemerchant-flags.ts) before this runs.
+ */
 export function chooseStore(
   flags: StoreFlags,
   env: NodeJS.ProcessEnv,
   /** Makes the default SQLite file's path (only called when no store was asked for). */
   defaultSqliteFile: () => string,
 ): StoreChoice {
-  if (flags.db !== undefined && flags.databaseUrl !== undefined) {
-    return { ok: false, problem: '--db (SQLite) and --database-url (PostgreSQL) exclude each other' }
-  }
   const fromEnv = flags.db === undefined && flags.databaseUrl === undefined && (env.DATABASE_URL ?? '') !== ''
   const url = flags.databaseUrl ?? (fromEnv ? env.DATABASE_URL : undefined)
   if (url === undefined) {

@@ -149,7 +149,10 @@ describe('fakemerchant store flags', () => {
     const cases: [string[], RegExp][] = [
       [['--database-url', PG_URL, '--database-schema', 'Robert"; DROP'], /--database-schema must be/],
       [['--database-schema', 'demo'], /--database-schema needs --database-url/],
-      [['--database-url', PG_URL, '--db', '/tmp/x.sqlite'], /--db \(SQLite\) and --database-url \(PostgreSQL\)/],
+      [
+        ['--database-url', PG_URL, '--db', '/tmp/x.sqlite'],
+        /^fakemerchant: --db and --database-url exclude each other: give one$/m,
+      ],
       [['--database-url', PG_URL, '--durability', 'power-loss'], /--durability applies to the SQLite store/],
     ]
     for (const [args, message] of cases) {
