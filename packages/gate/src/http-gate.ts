@@ -1,22 +1,17 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { toNodeHandler } from '@modelcontextprotocol/node'
-import { type AuthInfo, createMcpHandler } from '@modelcontextprotocol/server'
-import {
-  type Admission,
-  createMcpEndpoint,
-  type EndpointEvent,
-  LegacySessions,
-  type SessionStore,
-} from '@tollgate/mcp-endpoint'
+import { createMcpHandler } from '@modelcontextprotocol/server'
+import { type AroundToolCall, createMcpEndpoint, LegacySessions, type SessionStore } from '@tollgate/mcp-endpoint'
 import type { Audience } from './audience.js'
 import type { Budget } from './budget/fair-budget.js'
-import { CallerQueueFull, GateError, TokenRefused } from './errors.js'
 import type { CallScheduler } from './fair-scheduler.js'
 import type { HostAllowList } from './host-allow-list.js'
-import { createFastCalls, SETTLED_ANSWER_BYTES } from './internal/fast-calls.js'
-import { buildGateServer, callScope, type FaultReporter, scopeOf } from './internal/gate-server.js'
-import { bearerChallenge, protectedResourceMetadata, resourceIdentity, UNAUTHORIZED_BODY } from './resource-metadata.js'
-import { BUDGET_UNAVAILABLE_RETRY_AFTER_SECONDS, type CallReport, type GatedTool, toolTable } from './tools.js'
+import { bearerAdmission } from './internal/bearer-admission.js'
+import { createFastCalls, type FastCalls, SETTLED_ANSWER_BYTES } from './internal/fast-calls.js'
+import { GateServer, type SdkExchanges } from './internal/gate-server.js'
+import { turnTaking } from './internal/tool-call-turns.js'
+import { bearerChallenge, metadataRoute, resourceIdentity } from './resource-metadata.js'
+import { type CallReport, type GatedTool, toolTable } from './tools.js'
 
 /** One event worth logging. Carries codes and tool names from the server's own table, never request values. */
 export type GateEvent =
@@ -95,133 +90,38 @@ export interface Gate {
  */
 export function createGate(options: GateOptions): Gate {
   const identity = resourceIdentity(options.audience.resource)
-  const metadata = JSON.stringify(
-    protectedResourceMetadata(
-      identity.resource,
-      options.authorizationServers ?? [options.audience.issuer],
-      options.advertisedScopes,
-    ),
-  )
-  const challenge = bearerChallenge(identity, options.advertisedScopes)
-  const table = toolTable(options.tools)
   const emit = options.onEvent ?? (() => {})
-  const onFault: FaultReporter = (code, tool, error) =>
-    emit({ kind: 'fault', code, ...(tool === undefined ? {} : { tool }), error })
   const maxBodyBytes = options.maxBodyBytes ?? 1_048_576
+  const pipeline = {
+    table: toolTable(options.tools),
+    budget: options.budget,
+    onFault: (code: string, tool: string | undefined, error: unknown) =>
+      emit({ kind: 'fault', code, ...(tool === undefined ? {} : { tool }), error }),
+    onCall: options.onEvent === undefined ? undefined : (report: CallReport) => emit({ kind: 'call', ...report }),
+  }
+  // The tools/call exchanges the SDK serves, found by the charge inside it (see GateServer).
+  const exchanges: SdkExchanges = new WeakMap()
   const build = () =>
-    buildGateServer({
-      serverInfo: options.serverInfo,
-      instructions: options.instructions,
-      table,
-      budget: options.budget,
-      onFault,
-      onCall: (report) => emit({ kind: 'call', ...report }),
-    })
+    new GateServer({ serverInfo: options.serverInfo, instructions: options.instructions, pipeline, exchanges })
   // legacy 'reject': 2025-era traffic never reaches this handler; the sessionful leg below owns it.
   const mcp = createMcpHandler(build, {
     legacy: 'reject',
     onerror: (error) => emit({ kind: 'fault', code: 'sdk', error }),
   })
-  const sdkModern = toNodeHandler(mcp, {
-    maxRequestBodySize: maxBodyBytes,
-    onerror: (error) => emit({ kind: 'fault', code: 'adapter', error }),
-  })
-  // The one scheduling point: a tool call waits for its caller's turn (both eras); everything else is served at
-  // once. The caller is the admitted token's sub, set by the endpoint before either leg runs.
-  // A caller whose queue is full is answered 429 at once, before any charge (see refuseQueueFull).
-  const scheduler = options.scheduler
-  const inTurn = (caller: string, res: AnswerSink, message: unknown, work: () => Promise<void>) =>
-    (scheduler as CallScheduler).run(caller, work).catch((error: unknown) => {
-      if (!(error instanceof CallerQueueFull)) throw error
-      emit({ kind: 'refused-queue-full', caller, limit: error.limit })
-      refuseQueueFull(res, message, error)
-    })
+  // The one scheduling point: a tool call waits for its caller's turn (both eras, fast path or SDK); everything else
+  // is served at once. A caller whose queue is full is answered 429 at once, before any charge.
+  const aroundToolCall = turnTaking(options.scheduler, exchanges, (caller, limit) =>
+    emit({ kind: 'refused-queue-full', caller, limit }),
+  )
   const fast =
     options.fastCalls === false
       ? undefined
       : createFastCalls({
-          server: build(),
+          pipeline,
           serverInfo: options.serverInfo,
-          ...(scheduler !== undefined ? { inTurn } : {}),
           settledAnswerBytes: options.settledAnswerBytes ?? SETTLED_ANSWER_BYTES,
         })
-  const legacy = new LegacySessions({
-    createServer: () => build(),
-    ...(fast !== undefined ? { fastPath: fast.legacy } : {}),
-    idleMs: options.sessionIdleMs ?? 15 * 60_000,
-    maxSessionsPerCaller: options.maxSessionsPerCaller ?? 16,
-    ...(options.maxSessions !== undefined ? { maxSessions: options.maxSessions } : {}),
-    ...(options.sessionStore !== undefined ? { store: options.sessionStore } : {}),
-    ...(options.sessionKey !== undefined ? { sessionKey: options.sessionKey } : {}),
-    onError: (error) => emit({ kind: 'fault', code: 'legacy-transport', error }),
-  })
-
-  const modern: typeof sdkModern = (req, res, message) => {
-    const caller = (req as IncomingMessage & { auth?: AuthInfo }).auth?.clientId
-    // Only a tools/call is charged: anything else goes to the SDK as it is, with no scope to carry.
-    if (!isToolCall(message)) return sdkModern(req, res, message)
-    const viaSdk = () => sdkLeg(res as ServerResponse, () => sdkModern(req, res, message))
-    return scheduler !== undefined && caller !== undefined ? inTurn(caller, res, message, viaSdk) : viaSdk()
-  }
-  const handleLegacy = legacy.handle.bind(legacy)
-  legacy.handle = (req, res, message, who) => {
-    if (!isToolCall(message)) return handleLegacy(req, res, message, who)
-    const viaLegacy = () => sdkLeg(res, () => handleLegacy(req, res, message, who))
-    return scheduler !== undefined ? inTurn(who.caller, res, message, viaLegacy) : viaLegacy()
-  }
-
-  /**
-   * Runs an SDK leg with its CallScope (the SDK gives its handlers no access to the response): the client's presence
-   * for the charge, and the flag the charge sets when the budget store could not charge — the answer then goes out as
-   * 503 with Retry-After, as the fast path answers it (Node routes an implicit header through writeHead too).
-   */
-  function sdkLeg<T>(res: ServerResponse, run: () => Promise<T>): Promise<T> {
-    const scope = scopeOf(res)
-    const writeHead = res.writeHead as (...a: unknown[]) => ServerResponse
-    res.writeHead = function (this: ServerResponse, status: number, ...rest: unknown[]) {
-      if (!scope.budgetUnavailable || status !== 200) return writeHead.call(this, status, ...rest)
-      this.setHeader('retry-after', String(BUDGET_UNAVAILABLE_RETRY_AFTER_SECONDS))
-      return writeHead.call(this, 503, ...rest)
-    } as typeof res.writeHead
-    return callScope.run(scope, run)
-  }
-
-  // Bearer audience on the headers alone: a caller without a valid token never gets a body byte read.
-  async function admitHeaders(req: IncomingMessage): Promise<Admission> {
-    try {
-      const admission = await options.audience.admit(header(req, 'authorization'))
-      const authInfo: AuthInfo = {
-        token: admission.token,
-        clientId: admission.subject,
-        scopes: admission.scopes,
-        expiresAt: admission.expiresAt,
-        resource: new URL(admission.resource),
-      }
-      // Sessions are bound to the token's sub.
-      return { ok: true, caller: admission.subject, authInfo }
-    } catch (error) {
-      if (error instanceof TokenRefused) {
-        emit({ kind: 'refused-token', code: error.code, libraryError: error.libraryError })
-        return {
-          ok: false,
-          status: 401,
-          headers: { 'www-authenticate': challenge },
-          body: UNAUTHORIZED_BODY,
-          reason: error.code,
-        }
-      }
-      // Keys unavailable or anything unexpected: the server's fault, never dressed up as the caller's bad token.
-      emit({ kind: 'fault', code: error instanceof GateError ? error.code : 'audience', error })
-      return {
-        ok: false,
-        status: 503,
-        headers: { 'retry-after': '5' },
-        body: '{"error":"temporarily_unavailable"}',
-        reason: 'audience',
-      }
-    }
-  }
-
+  const legacy = legacySessions(options, build, fast, aroundToolCall, emit)
   const endpoint = createMcpEndpoint({
     path: identity.endpointPath,
     allowList: options.allowList,
@@ -230,32 +130,26 @@ export function createGate(options: GateOptions): Gate {
       ...(options.bodyTimeoutMs !== undefined ? { bodyTimeoutMs: options.bodyTimeoutMs } : {}),
       ...(options.maxUnfinishedBodies !== undefined ? { maxUnfinishedBodies: options.maxUnfinishedBodies } : {}),
     },
-    admitHeaders,
-    modern,
+    admitHeaders: bearerAdmission(options.audience, bearerChallenge(identity, options.advertisedScopes), emit),
+    modern: toNodeHandler(mcp, {
+      maxRequestBodySize: maxBodyBytes,
+      onerror: (error) => emit({ kind: 'fault', code: 'adapter', error }),
+    }),
     ...(fast !== undefined ? { fastPath: fast.modern } : {}),
     legacy,
-    onEvent: (event: EndpointEvent) => {
+    aroundToolCall,
+    onEvent: (event) => {
       // Body and parse refusals are the caller's and answered in full; only host refusals are gate events.
       if (event.kind === 'refused-host') emit({ kind: 'refused-host', status: event.status })
     },
   })
-
-  // The unauthenticated RFC 9728 metadata document, and 404 for anything else; the Host/Origin guard ran first.
-  async function otherPath(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
-    req.resume()
-    if (path === identity.metadataPath) {
-      if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, { allow: 'GET, HEAD' }, '')
-      return send(res, 200, { 'content-type': 'application/json', 'cache-control': 'max-age=3600' }, metadata)
-    }
-    return send(res, 404, { 'content-type': 'text/plain; charset=utf-8' }, 'Not Found')
-  }
-
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    await endpoint.handle(req, res, otherPath)
-  }
-
+  const otherPath = metadataRoute(
+    identity,
+    options.authorizationServers ?? [options.audience.issuer],
+    options.advertisedScopes,
+  )
   return {
-    handle,
+    handle: (req, res) => endpoint.handle(req, res, otherPath),
     endpointPath: identity.endpointPath,
     metadataPath: identity.metadataPath,
     metadataUrl: identity.metadataUrl,
@@ -267,50 +161,22 @@ export function createGate(options: GateOptions): Gate {
   }
 }
 
-function isToolCall(parsed: unknown): boolean {
-  const one = (m: unknown) => (m as { method?: unknown } | null)?.method === 'tools/call'
-  return Array.isArray(parsed) ? parsed.some(one) : one(parsed)
-}
-
-/** Seconds a caller refused for a full queue is told to wait (HTTP's Retry-After counts whole seconds). */
-const QUEUE_FULL_RETRY_AFTER_SECONDS = 1
-
-/**
- * HTTP 429 with Retry-After, and a JSON-RPC error per request in the message (code -32000, the retry hint in
- * `data`). Both official SDK clients reject the call with the status and this body's text in the error; a client
- * fetch wrapper or proxy that honours 429 + Retry-After can retry without knowing MCP. Nothing was charged or run.
- */
-function refuseQueueFull(res: AnswerSink, message: unknown, refusal: CallerQueueFull): void {
-  const error = {
-    code: -32000,
-    message: refusal.message,
-    data: { reason: 'queue-full', retryAfterSeconds: QUEUE_FULL_RETRY_AFTER_SECONDS },
-  }
-  const ids = (Array.isArray(message) ? message : [message])
-    .map((m) => (m as { id?: unknown } | null)?.id)
-    .filter((id) => typeof id === 'string' || typeof id === 'number')
-  const answers = ids.map((id) => ({ jsonrpc: '2.0', id, error }))
-  const body = JSON.stringify(Array.isArray(message) ? answers : (answers[0] ?? { jsonrpc: '2.0', id: null, error }))
-  res.writeHead(429, {
-    'content-type': 'application/json',
-    'retry-after': String(QUEUE_FULL_RETRY_AFTER_SECONDS),
-    'content-length': String(Buffer.byteLength(body)),
+function legacySessions(
+  options: GateOptions,
+  build: () => GateServer,
+  fast: FastCalls | undefined,
+  aroundToolCall: AroundToolCall,
+  emit: (event: GateEvent) => void,
+): LegacySessions {
+  return new LegacySessions({
+    createServer: () => build(),
+    ...(fast !== undefined ? { fastPath: fast.legacy } : {}),
+    aroundToolCall,
+    idleMs: options.sessionIdleMs ?? 15 * 60_000,
+    maxSessionsPerCaller: options.maxSessionsPerCaller ?? 16,
+    ...(options.maxSessions !== undefined ? { maxSessions: options.maxSessions } : {}),
+    ...(options.sessionStore !== undefined ? { store: options.sessionStore } : {}),
+    ...(options.sessionKey !== undefined ? { sessionKey: options.sessionKey } : {}),
+    onError: (error) => emit({ kind: 'fault', code: 'legacy-transport', error }),
   })
-  res.end(body)
-}
-
-/** What both MCP legs hand over to answer with: node's ServerResponse, or the SDK adapter's structural face of it. */
-interface AnswerSink {
-  writeHead(status: number, headers: Record<string, string>): unknown
-  end(body: string): unknown
-}
-
-function header(req: IncomingMessage, name: string): string | undefined {
-  const value = req.headers[name]
-  return Array.isArray(value) ? value[0] : value
-}
-
-function send(res: ServerResponse, status: number, headers: Record<string, string>, body: string): void {
-  res.writeHead(status, { ...headers, 'content-length': Buffer.byteLength(body) })
-  res.end(body)
 }

@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import { GateConfigError } from './errors.js'
 
 /** The RFC 9728 protected-resource metadata document the gate serves, unauthenticated. */
@@ -87,3 +88,25 @@ export function advertisedScopeList(scopes: readonly string[]): string[] {
 
 /** The JSON body sent with every 401. */
 export const UNAUTHORIZED_BODY = '{"error":"invalid_token","error_description":"Authentication required"}'
+
+/** The unauthenticated RFC 9728 metadata document, and 404 for anything else; the Host/Origin guard ran first. */
+export function metadataRoute(
+  identity: ResourceIdentity,
+  authorizationServers: readonly string[],
+  advertisedScopes: readonly string[] | undefined,
+) {
+  const metadata = JSON.stringify(protectedResourceMetadata(identity.resource, authorizationServers, advertisedScopes))
+  return async (req: IncomingMessage, res: ServerResponse, path: string): Promise<void> => {
+    req.resume()
+    if (path === identity.metadataPath) {
+      if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, { allow: 'GET, HEAD' }, '')
+      return send(res, 200, { 'content-type': 'application/json', 'cache-control': 'max-age=3600' }, metadata)
+    }
+    return send(res, 404, { 'content-type': 'text/plain; charset=utf-8' }, 'Not Found')
+  }
+}
+
+function send(res: ServerResponse, status: number, headers: Record<string, string>, body: string): void {
+  res.writeHead(status, { ...headers, 'content-length': Buffer.byteLength(body) })
+  res.end(body)
+}

@@ -86,6 +86,7 @@ for (const s of stores) {
       await drain(budget, 'agent-alpha', 1000)
       assert.deepEqual(await budget.request('agent-beta'), {
         admitted: true,
+        from: 'reserve',
         reason: "admitted from this caller's own reserve",
         left: { reserve: 14, spare: 0 },
       })
@@ -128,21 +129,31 @@ for (const s of stores) {
       const { budget } = fair(['agent-alpha', 'agent-beta'])
       assert.deepEqual(await budget.request('agent-gamma'), {
         admitted: false,
+        refusal: 'no-reserve',
         reason: 'no reserve is held for this caller',
       })
-      assert.deepEqual(await budget.request(''), { admitted: false, reason: 'no reserve is held for this caller' })
+      assert.deepEqual(await budget.request(''), {
+        admitted: false,
+        refusal: 'no-reserve',
+        reason: 'no reserve is held for this caller',
+      })
       assert.equal(await drain(budget, 'agent-alpha', 1000), 45)
     })
 
-    test('reasons name where the unit came from', async (t) => {
+    test('codes and reasons name where the unit came from', async (t) => {
       if (s.skip()) return t.skip(s.skip())
       const { budget } = fair(['agent-alpha', 'agent-beta'])
-      assert.equal((await budget.request('agent-alpha')).reason, "admitted from this caller's own reserve")
+      const first = await budget.request('agent-alpha')
+      assert.equal(first.admitted && first.from, 'reserve')
+      assert.equal(first.reason, "admitted from this caller's own reserve")
       await drain(budget, 'agent-alpha', 14)
-      assert.equal((await budget.request('agent-alpha')).reason, 'admitted from the shared spare')
+      const spare = await budget.request('agent-alpha')
+      assert.equal(spare.admitted && spare.from, 'spare')
+      assert.equal(spare.reason, 'admitted from the shared spare')
       await drain(budget, 'agent-alpha', 29)
       assert.deepEqual(await budget.request('agent-alpha'), {
         admitted: false,
+        refusal: 'spent',
         reason: "this caller's reserve is spent and the spare is empty",
         left: { reserve: 0, spare: 0 },
       })
@@ -251,6 +262,7 @@ for (const s of stores) {
       assert.equal(await drain(budget, 'agent-beta', 60), 15)
       assert.deepEqual(await budget.request('agent-gamma'), {
         admitted: false,
+        refusal: 'no-reserve',
         reason: 'no reserve is held for this caller',
       })
     })
@@ -278,6 +290,7 @@ for (const s of stores) {
       assert.equal(await drain(budget, 'bob', 100), 5)
       assert.deepEqual(await budget.request('bob'), {
         admitted: false,
+        refusal: 'spent',
         reason: "this caller's reserve is spent and the spare is empty",
         left: { reserve: 0, spare: 0 },
       })

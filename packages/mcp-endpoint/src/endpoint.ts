@@ -4,18 +4,19 @@
 // reader refuses is answered here and reaches nothing else.
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http'
 import type { NodeMcpRequestHandler } from '@modelcontextprotocol/node'
-import { type AuthInfo, classifyInboundRequest } from '@modelcontextprotocol/server'
+import type { AuthInfo } from '@modelcontextprotocol/server'
 import { parsePlain } from '@tollgate/strict-json'
 import { BODY_REFUSAL_MESSAGES, type BodyLimits, BodyReader, type BodyRefusal } from './body.js'
 import { EndpointConfigError } from './errors.js'
 import { type HostAllowList, hostGuard, loopbackAllowList } from './host-allow-list.js'
 import { jsonRpcError, send } from './internal/answers.js'
+import { EraClassifier, header } from './internal/era-classifier.js'
 import { isPlainLegacy } from './internal/plain-legacy.js'
 import type { Caller, LegacySessions } from './legacy-sessions.js'
 import { modernToolCall, type PlainToolCall } from './tool-call.js'
+import { type AroundToolCall, Exchange, holdsToolCall, type ToolCallExchange } from './tool-call-hook.js'
 
-/** How many distinct `_meta` objects the door remembers the SDK classified as modern (see `classify`). */
-export const MODERN_META_VERDICTS = 64
+export { MODERN_META_VERDICTS } from './internal/era-classifier.js'
 
 /** An admitted caller, or the exact refusal to send (fixed texts only; `reason` is for logs). */
 export type Admission =
@@ -67,8 +68,10 @@ export interface EndpointOptions {
   modern: NodeMcpRequestHandler
   /** Answers a modern request itself and returns true, or returns false untouched (the SDK then answers). */
   fastPath?: (message: AdmittedMessage, res: ServerResponse) => Promise<boolean>
-  /** The 2025-era leg. */
+  /** The 2025-era leg (which takes its own `aroundToolCall`). */
   legacy: LegacySessions
+  /** Runs around every modern POST holding a tools/call, fast path or SDK (see {@link AroundToolCall}). */
+  aroundToolCall?: AroundToolCall
   /**
    * A refusal before any JSON-RPC exchange exists (404, 401, 413, 408, 503): the body to send. Default: a JSON-RPC
    * error body. A server whose platform reads its own envelope passes that format.
@@ -92,6 +95,9 @@ export interface McpEndpoint {
 /** A handler for non-MCP paths on the same port (e.g. REST routes); it gets the path without the query. */
 export type OtherRoute = (req: IncomingMessage, res: ServerResponse, rawPath: string) => Promise<void>
 
+const callerOf = (verdict: Extract<Admission, { ok: true }>): Caller =>
+  verdict.authInfo === undefined ? { caller: verdict.caller } : { caller: verdict.caller, authInfo: verdict.authInfo }
+
 const defaultRefusal = (_status: number, _code: string, message: string) =>
   JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null })
 
@@ -103,17 +109,15 @@ export function createMcpEndpoint(options: EndpointOptions): McpEndpoint {
   const integersOnly = options.json?.integersOnly === true
   const refusalBody = options.refusalBody ?? defaultRefusal
   const emit = options.onEvent ?? (() => {})
-  let fastPathAnswered = 0
-  let sdkClassified = 0
-  // The SDK's era classifier validates with zod v4, whose per-parse WeakMaps carry every parse's objects through the
-  // next scavenge and into the old space: measured at ~9 000 calls/s, 1.5 MB promoted per scavenge, scavenges of
-  // ~4 ms instead of 0.2 ms and a mark-compact every second or two that stalls the event loop for tens of ms, which
-  // every other caller's call waits out. For a plain 2026-07-28 tools/call (modernToolCall: the headers, the
-  // top-level and params keys, the id's type and the method all fixed), the classifier's verdict depends only on
-  // `_meta` (the envelope it validates); the other params are never looked at. So a "modern" verdict is kept by
-  // `_meta`'s JSON (at most MODERN_META_VERDICTS of them) and a repeat skips the classifier. Every other verdict is
-  // never kept: those requests meet the SDK's classifier every time.
-  const modernMetas = new Set<string>()
+  const aroundToolCall = options.aroundToolCall
+  const classifier = new EraClassifier()
+  const { serveModern, serveBySdk, answered } = modernLeg(options, emit)
+  const refuseAdmission = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    verdict: Extract<Admission, { ok: false }>,
+    stage: 'headers' | 'body',
+  ) => refuseAdmissionWith(emit, req, res, verdict, stage)
 
   const refuse = (
     res: ServerResponse,
@@ -146,10 +150,7 @@ export function createMcpEndpoint(options: EndpointOptions): McpEndpoint {
     if (options.admitHeaders !== undefined) {
       const verdict = await options.admitHeaders(req)
       if (!verdict.ok) return refuseAdmission(req, res, verdict, 'headers')
-      caller =
-        verdict.authInfo === undefined
-          ? { caller: verdict.caller }
-          : { caller: verdict.caller, authInfo: verdict.authInfo }
+      caller = callerOf(verdict)
     }
     const read = await reader.read(req)
     if (!read.ok) {
@@ -160,10 +161,7 @@ export function createMcpEndpoint(options: EndpointOptions): McpEndpoint {
     if (options.admitBody !== undefined) {
       const verdict = await options.admitBody({ method, rawPath, headers: req.headers, body: raw }, caller)
       if (!verdict.ok) return refuseAdmission(req, res, verdict, 'body')
-      caller =
-        verdict.authInfo === undefined
-          ? { caller: verdict.caller }
-          : { caller: verdict.caller, authInfo: verdict.authInfo }
+      caller = callerOf(verdict)
     }
     const who: Caller = caller ?? { caller: '' }
     if (method !== 'POST') return options.legacy.handle(req, res, undefined, who)
@@ -176,65 +174,69 @@ export function createMcpEndpoint(options: EndpointOptions): McpEndpoint {
       emit({ kind: 'refused-json', code: (error as { code?: string }).code ?? 'unknown' })
       return jsonRpcError(res, 400, -32700, 'Parse error')
     }
-    const header = (name: string) => {
-      const v = req.headers[name]
-      return Array.isArray(v) ? v[0] : v
-    }
     // Plainly 2025-era messages skip the classifier's costly failed response parses (see isPlainLegacy).
-    if (isPlainLegacy(message, header('mcp-protocol-version'))) return options.legacy.handle(req, res, message, who)
+    if (isPlainLegacy(message, header(req, 'mcp-protocol-version')))
+      return options.legacy.handle(req, res, message, who)
     const plainCall = options.fastPath === undefined ? undefined : modernToolCall(message, req.headers)
-    const metaKey = plainCall === undefined ? undefined : `${typeof plainCall.id}:${JSON.stringify(plainCall.meta)}`
-    let outcome: { kind: string }
-    if (metaKey !== undefined && modernMetas.has(metaKey)) outcome = { kind: 'modern' }
-    else {
-      // The SDK's own era classifier, fed the parsed message (it never reads the body itself).
-      sdkClassified++
-      outcome = classifyInboundRequest({
-        httpMethod: 'POST',
-        protocolVersionHeader: header('mcp-protocol-version'),
-        mcpMethodHeader: header('mcp-method'),
-        mcpNameHeader: header('mcp-name'),
-        body: message,
-      } as Parameters<typeof classifyInboundRequest>[0])
-      if (outcome.kind === 'modern' && metaKey !== undefined && modernMetas.size < MODERN_META_VERDICTS)
-        modernMetas.add(metaKey)
-    }
-    if (outcome.kind === 'legacy') return options.legacy.handle(req, res, message, who)
+    const era = classifier.classify(message, req, plainCall)
+    if (era === 'legacy') return options.legacy.handle(req, res, message, who)
     if (who.authInfo !== undefined) (req as IncomingMessage & { auth?: AuthInfo }).auth = who.authInfo
-    if (outcome.kind === 'modern' && options.fastPath !== undefined) {
-      const answered = await options.fastPath({ req, raw, message, plainCall, caller: who }, res)
-      emit({ kind: 'fast-path', answered })
-      if (answered) {
-        fastPathAnswered++
-        return
-      }
-    }
-    // Modern requests and the modern leg's own rejections: the SDK answers, from the parsed message.
-    // exactOptionalPropertyTypes: node's IncomingMessage and the SDK's NodeIncomingMessageLike differ only in `?:` vs `| undefined`.
-    await options.modern(req as Parameters<typeof options.modern>[0], res, message === undefined ? null : message)
-  }
-
-  function refuseAdmission(
-    req: IncomingMessage,
-    res: ServerResponse,
-    verdict: Extract<Admission, { ok: false }>,
-    stage: 'headers' | 'body',
-  ): void {
-    emit({ kind: 'refused-admission', reason: verdict.reason, stage })
-    // An unread body is not drained: the connection closes with the answer.
-    const extra: Record<string, string> = stage === 'headers' && !req.readableEnded ? { connection: 'close' } : {}
-    send(res, verdict.status, { 'content-type': 'application/json', ...extra, ...verdict.headers }, verdict.body)
+    const exchange = new Exchange('modern', req, res, message, who, raw, plainCall)
+    if (aroundToolCall !== undefined && (plainCall !== undefined || holdsToolCall(message)))
+      return aroundToolCall(exchange, era === 'modern' ? serveModern : serveBySdk)
+    return era === 'modern' ? serveModern(exchange) : serveBySdk(exchange)
   }
 
   return {
     handle,
     bodyReader: reader,
     get fastPathAnswered() {
-      return fastPathAnswered
+      return answered.fast
     },
     get sdkClassified() {
-      return sdkClassified
+      return classifier.sdkClassified
     },
     path: options.path,
   }
+}
+
+/** The modern leg: a fast path first, when there is one, else the SDK. */
+function modernLeg(options: EndpointOptions, emit: (event: EndpointEvent) => void) {
+  const answered = { fast: 0 }
+  const aroundToolCall = options.aroundToolCall
+
+  async function serveModern(exchange: ToolCallExchange): Promise<void> {
+    if (options.fastPath !== undefined) {
+      const done = await options.fastPath(exchange as Exchange, exchange.res)
+      emit({ kind: 'fast-path', answered: done })
+      if (done) {
+        answered.fast++
+        return
+      }
+    }
+    return serveBySdk(exchange)
+  }
+
+  // Modern requests and the modern leg's own rejections: the SDK answers, from the parsed message.
+  function serveBySdk(exchange: ToolCallExchange): Promise<void> {
+    const { req, message } = exchange as Exchange
+    // Only a hooked exchange may have its answer's head replaced; every other answer is written to `res` itself.
+    const res = aroundToolCall === undefined ? exchange.res : (exchange as Exchange).sdkResponse()
+    // exactOptionalPropertyTypes: node's IncomingMessage and the SDK's NodeIncomingMessageLike differ only in `?:` vs `| undefined`.
+    return options.modern(req as Parameters<typeof options.modern>[0], res, message === undefined ? null : message)
+  }
+  return { serveModern, serveBySdk, answered }
+}
+
+function refuseAdmissionWith(
+  emit: (event: EndpointEvent) => void,
+  req: IncomingMessage,
+  res: ServerResponse,
+  verdict: Extract<Admission, { ok: false }>,
+  stage: 'headers' | 'body',
+): void {
+  emit({ kind: 'refused-admission', reason: verdict.reason, stage })
+  // An unread body is not drained: the connection closes with the answer.
+  const extra: Record<string, string> = stage === 'headers' && !req.readableEnded ? { connection: 'close' } : {}
+  send(res, verdict.status, { 'content-type': 'application/json', ...extra, ...verdict.headers }, verdict.body)
 }

@@ -48,3 +48,4 @@ export {
   type PlainToolCall,
   writeToolResult,
 } from './tool-call.js'
+export type { AnswerHead, AroundToolCall, ToolCallExchange } from './tool-call-hook.js'

@@ -4,12 +4,19 @@
 // checks the store (deleted? idle?) and is served by a fresh server over a stateless SDK transport, exactly like
 // the SDK's own stateless idiom. DELETE and idle expiry are records in the store, so every replica honours them.
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node'
-import { type AuthInfo, isInitializeRequest, type McpServer, type Server } from '@modelcontextprotocol/server'
+import { getRequestListener } from '@hono/node-server'
+import {
+  type AuthInfo,
+  isInitializeRequest,
+  type McpServer,
+  type Server,
+  WebStandardStreamableHTTPServerTransport,
+} from '@modelcontextprotocol/server'
 import { EndpointConfigError, SessionStoreError } from './errors.js'
 import { jsonRpcError } from './internal/answers.js'
 import { ownerHash, SessionIds } from './session-id.js'
 import { MemorySessionStore, type SessionStore } from './session-store.js'
+import { type AroundToolCall, Exchange, holdsToolCall, type ToolCallExchange } from './tool-call-hook.js'
 
 /** Who is calling, as admission established it: `caller` binds sessions; `authInfo` reaches the SDK handlers. */
 export interface Caller {
@@ -38,6 +45,8 @@ export interface LegacySessionsOptions {
    * answers). Given the one parsed message and the admitted caller; never re-reads the body.
    */
   fastPath?: (message: unknown, req: IncomingMessage, res: ServerResponse, who: Caller) => Promise<boolean>
+  /** Runs around every POST holding a tools/call, before its session is checked (see {@link AroundToolCall}). */
+  aroundToolCall?: AroundToolCall
   /** Transport and store faults (reporting only). */
   onError?: (error: unknown) => void
 }
@@ -86,6 +95,7 @@ export class LegacySessions {
   readonly #now: () => number
   readonly #onError: (error: unknown) => void
   readonly #fastPath: LegacySessionsOptions['fastPath']
+  readonly #aroundToolCall: AroundToolCall | undefined
   #fastAnswered = 0
   // The SDK's InitializeResult per requested protocol version, as it first wrote it (JSON mode only): it depends on
   // nothing else, so later initializes are answered with the same bytes without building a server.
@@ -102,6 +112,7 @@ export class LegacySessions {
     this.#now = options.now ?? Date.now
     this.#onError = options.onError ?? (() => {})
     this.#fastPath = options.fastPath
+    this.#aroundToolCall = options.aroundToolCall
   }
 
   /** How many requests the fast path answered (a diagnostic for tests and benches). */
@@ -113,7 +124,21 @@ export class LegacySessions {
    * One 2025-era request (POST with its already-parsed body, DELETE, or GET) from an admitted caller. The body is
    * never read from `req` again.
    */
-  async handle(req: IncomingMessage, res: ServerResponse, body: unknown, who: Caller): Promise<void> {
+  handle(req: IncomingMessage, res: ServerResponse, body: unknown, who: Caller): Promise<void> {
+    if (this.#aroundToolCall === undefined || !holdsToolCall(body)) return this.#handle(req, res, body, who, undefined)
+    return this.#aroundToolCall(new Exchange('legacy', req, res, body, who, EMPTY, undefined), this.#serveExchange)
+  }
+
+  readonly #serveExchange = (exchange: ToolCallExchange): Promise<void> =>
+    this.#handle(exchange.req, exchange.res, exchange.message, exchange.caller, exchange as Exchange)
+
+  async #handle(
+    req: IncomingMessage,
+    res: ServerResponse,
+    body: unknown,
+    who: Caller,
+    exchange: Exchange | undefined,
+  ): Promise<void> {
     const method = req.method ?? 'GET'
     const header = req.headers['mcp-session-id']
     const sessionId = Array.isArray(header) ? undefined : header
@@ -155,7 +180,7 @@ export class LegacySessions {
       this.#fastAnswered++
       return
     }
-    await this.#serve(req, res, body, who, undefined)
+    await this.#serve(req, res, body, who, undefined, exchange)
   }
 
   async #initialize(req: IncomingMessage, res: ServerResponse, body: unknown, who: Caller): Promise<void> {
@@ -185,7 +210,7 @@ export class LegacySessions {
       return
     }
     if (this.#json && typeof requested === 'string' && this.#initializeResults.size < 16) this.#capture(res, requested)
-    await this.#serve(req, res, body, who, id)
+    await this.#serve(req, res, body, who, id, undefined)
     // The SDK refused the initialize (bad params…): no session was handed out, so none stays recorded.
     if (res.statusCode !== 200)
       await this.#store(() => this.store.close(key, this.#now(), this.#idleMs)).catch(() => {})
@@ -234,9 +259,18 @@ export class LegacySessions {
     }) as ServerResponse['end']
   }
 
-  async #serve(req: IncomingMessage, res: ServerResponse, body: unknown, who: Caller, mintedId: string | undefined) {
+  async #serve(
+    req: IncomingMessage,
+    res: ServerResponse,
+    body: unknown,
+    who: Caller,
+    mintedId: string | undefined,
+    exchange: Exchange | undefined,
+  ) {
     const server = this.#createServer(who)
-    const transport = new NodeStreamableHTTPServerTransport({
+    // The SDK's web-standard transport under the same node adapter its Node transport uses, so that a tool-call
+    // exchange's answer head can be replaced on the web Response (see ToolCallExchange.replaceSuccessHead).
+    const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: mintedId === undefined ? undefined : () => mintedId,
       enableJsonResponse: this.#json,
     })
@@ -246,16 +280,28 @@ export class LegacySessions {
       server.close().catch(() => {})
     }
     if (who.authInfo !== undefined) (req as IncomingMessage & { auth?: AuthInfo }).auth = who.authInfo
+    // As the SDK's Node transport passes them: the AuthInfo admission made (undefined without one), the one parse.
+    const options = { authInfo: (req as IncomingMessage & { auth?: AuthInfo }).auth, parsedBody: body } as {
+      authInfo?: AuthInfo
+      parsedBody: unknown
+    }
+    const listener = getRequestListener(
+      async (request) => {
+        const response = await transport.handleRequest(request, options)
+        return exchange === undefined ? response : exchange.replaceHead(response)
+      },
+      { overrideGlobalObjects: false },
+    )
     await server.connect(transport)
     if (this.#json) {
       try {
-        await transport.handleRequest(req, res, body)
+        await listener(req, res)
       } finally {
         teardown()
       }
     } else {
       res.once('close', teardown)
-      await transport.handleRequest(req, res, body)
+      await listener(req, res)
     }
   }
 
@@ -272,6 +318,8 @@ export class LegacySessions {
     await this.store.dispose?.()
   }
 }
+
+const EMPTY = Buffer.alloc(0)
 
 const ownerOf = (who: Caller) => ownerHashCached(who.caller)
 const ownerCache = new Map<string, string>()

@@ -1,6 +1,13 @@
 import { BudgetConfigError } from '../errors.js'
 import { type Clock, monotonicClock, wallClock } from './clock.js'
-import { type BudgetStore, type FairPlan, MemoryBudgetStore, type OpenFairPlan, type ReserveShare } from './store.js'
+import {
+  type BudgetStore,
+  type FairPlan,
+  type FairTaken,
+  MemoryBudgetStore,
+  type OpenFairPlan,
+  type ReserveShare,
+} from './store.js'
 
 /**
  * Whole units left right after a decision, as the store's own atomic step reported them: for the fair budget the
@@ -8,26 +15,50 @@ import { type BudgetStore, type FairPlan, MemoryBudgetStore, type OpenFairPlan, 
  */
 export type BudgetLeft = { reserve: number; spare: number } | { bucket: number }
 
+/** Where an admitted call's unit came from: the store's own `from` (`bucket` for the naive bucket). */
+export type ChargedFrom = 'reserve' | 'spare' | 'bucket'
+
+/** Why a call was refused: no reserve is held for the caller, or what it may spend is spent (reserve and spare, or the bucket). */
+export type BudgetRefusal = 'no-reserve' | 'spent' | 'bucket-empty'
+
+/** The text of each code, for logs and tests (decisions are made on the codes). */
+const ADMITTED_REASONS = {
+  reserve: "admitted from this caller's own reserve",
+  spare: 'admitted from the shared spare',
+  bucket: 'admitted from the shared bucket',
+} as const satisfies Record<ChargedFrom, string>
+const REFUSED_REASONS = {
+  'no-reserve': 'no reserve is held for this caller',
+  spent: "this caller's reserve is spent and the spare is empty",
+  'bucket-empty': 'the shared bucket is empty',
+} as const satisfies Record<BudgetRefusal, string>
+
 /**
- * One budget decision. `reason` is for logs and tests; callers over budget see only the over-budget text.
- * `left` is absent only when nothing was charged or read (a caller holding no reserve).
+ * One budget decision: admitted `from` somewhere, or refused with a `refusal` code; `reason` is the code's text for
+ * logs and tests, and callers over budget see only the over-budget text. `left` is absent only when nothing was
+ * charged or read (a caller holding no reserve).
  */
 export type BudgetDecision = (
-  | {
-      admitted: true
-      reason:
-        | "admitted from this caller's own reserve"
-        | 'admitted from the shared spare'
-        | 'admitted from the shared bucket'
-    }
-  | {
-      admitted: false
-      reason:
-        | 'no reserve is held for this caller'
-        | "this caller's reserve is spent and the spare is empty"
-        | 'the shared bucket is empty'
-    }
+  | { [F in ChargedFrom]: { admitted: true; from: F; reason: (typeof ADMITTED_REASONS)[F] } }[ChargedFrom]
+  | { [R in BudgetRefusal]: { admitted: false; refusal: R; reason: (typeof REFUSED_REASONS)[R] } }[BudgetRefusal]
 ) & { left?: BudgetLeft }
+
+function admitted(from: ChargedFrom, left: BudgetLeft): BudgetDecision {
+  return { admitted: true, from, reason: ADMITTED_REASONS[from], left } as BudgetDecision
+}
+
+function refused(refusal: BudgetRefusal, left?: BudgetLeft): BudgetDecision {
+  const reason = REFUSED_REASONS[refusal]
+  return (
+    left === undefined ? { admitted: false, refusal, reason } : { admitted: false, refusal, reason, left }
+  ) as BudgetDecision
+}
+
+/** A fair take as a decision: the store's `from` decides, and what it left is reported in whole units. */
+function fairDecision(taken: FairTaken): BudgetDecision {
+  const left = { reserve: Math.floor(taken.reserve), spare: Math.floor(taken.spare) }
+  return taken.from === 'spent' ? refused('spent', left) : admitted(taken.from, left)
+}
 
 /** Anything that can be charged one unit per call: the fair budget, or the naive bucket kept for measurement. */
 export interface Budget {
@@ -93,12 +124,8 @@ export class FairBudget implements Budget {
 
   async request(caller: string): Promise<BudgetDecision> {
     // Never create capacity for an invented name: unknown callers are refused before the clock or store is touched.
-    if (!this.#callers.has(caller)) return { admitted: false, reason: 'no reserve is held for this caller' }
-    const taken = await this.#store.takeFair(this.plan, caller, this.#clock())
-    const left = { reserve: Math.floor(taken.reserve), spare: Math.floor(taken.spare) }
-    if (taken.from === 'reserve') return { admitted: true, reason: "admitted from this caller's own reserve", left }
-    if (taken.from === 'spare') return { admitted: true, reason: 'admitted from the shared spare', left }
-    return { admitted: false, reason: "this caller's reserve is spent and the spare is empty", left }
+    if (!this.#callers.has(caller)) return refused('no-reserve')
+    return fairDecision(await this.#store.takeFair(this.plan, caller, this.#clock()))
   }
 }
 
@@ -232,12 +259,8 @@ export class OpenFairBudget implements Budget {
   async request(caller: string): Promise<BudgetDecision> {
     const share = this.reserveOf(caller)
     // No state is created and nothing is charged for a caller the policy gives no reserve.
-    if (share === undefined) return { admitted: false, reason: 'no reserve is held for this caller' }
-    const taken = await this.#store.takeOpen(this.plan, caller, share, this.#clock())
-    const left = { reserve: Math.floor(taken.reserve), spare: Math.floor(taken.spare) }
-    if (taken.from === 'reserve') return { admitted: true, reason: "admitted from this caller's own reserve", left }
-    if (taken.from === 'spare') return { admitted: true, reason: 'admitted from the shared spare', left }
-    return { admitted: false, reason: "this caller's reserve is spent and the spare is empty", left }
+    if (share === undefined) return refused('no-reserve')
+    return fairDecision(await this.#store.takeOpen(this.plan, caller, share, this.#clock()))
   }
 }
 
@@ -265,8 +288,6 @@ export class NaiveBucket implements Budget {
   async request(_caller: string): Promise<BudgetDecision> {
     const taken = await this.#store.takeNaive(this.#plan, this.#clock())
     const left = { bucket: Math.floor(taken.level) }
-    return taken.admitted
-      ? { admitted: true, reason: 'admitted from the shared bucket', left }
-      : { admitted: false, reason: 'the shared bucket is empty', left }
+    return taken.admitted ? admitted('bucket', left) : refused('bucket-empty', left)
   }
 }
