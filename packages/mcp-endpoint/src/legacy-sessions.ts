@@ -209,8 +209,11 @@ export class LegacySessions {
       this.#fastAnswered++
       return
     }
-    if (this.#json && typeof requested === 'string' && this.#initializeResults.size < 16) this.#capture(res, requested)
-    await this.#serve(req, res, body, who, id, undefined)
+    const keep =
+      this.#json && typeof requested === 'string' && this.#initializeResults.size < 16
+        ? (answer: Response) => this.#keepInitializeResult(answer, requested)
+        : undefined
+    await this.#serve(req, res, body, who, id, undefined, keep)
     // The SDK refused the initialize (bad params…): no session was handed out, so none stays recorded.
     if (res.statusCode !== 200)
       await this.#store(() => this.store.close(key, this.#now(), this.#idleMs)).catch(() => {})
@@ -229,34 +232,19 @@ export class LegacySessions {
     )
   }
 
-  /** Keeps the SDK's InitializeResult from a 200 JSON answer written to `res` (the server's own bytes, not input). */
-  #capture(res: ServerResponse, requested: string): void {
-    const chunks: Buffer[] = []
-    const keep = (chunk: unknown) => {
-      if (typeof chunk === 'string') chunks.push(Buffer.from(chunk))
-      else if (chunk instanceof Uint8Array) chunks.push(Buffer.from(chunk))
-    }
-    const write = res.write.bind(res) as (...args: unknown[]) => boolean
-    const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse
-    res.write = ((...args: unknown[]) => {
-      keep(args[0])
-      return write(...args)
-    }) as ServerResponse['write']
-    res.end = ((...args: unknown[]) => {
-      if (typeof args[0] !== 'function') keep(args[0])
-      if (res.statusCode === 200) {
-        try {
-          const answer = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
-            result?: { protocolVersion?: unknown }
-          }
-          if (typeof answer.result?.protocolVersion === 'string')
-            this.#initializeResults.set(requested, JSON.stringify(answer.result))
-        } catch {
-          // Not a single JSON answer: nothing is kept.
-        }
-      }
-      return end(...args)
-    }) as ServerResponse['end']
+  /** Keeps the SDK's InitializeResult from its 200 JSON answer (the server's own bytes, not input). */
+  #keepInitializeResult(answer: Response, requested: string): void {
+    if (answer.status !== 200) return
+    answer
+      .clone()
+      .text()
+      .then((text) => {
+        const parsed = JSON.parse(text) as { result?: { protocolVersion?: unknown } }
+        if (typeof parsed.result?.protocolVersion === 'string')
+          this.#initializeResults.set(requested, JSON.stringify(parsed.result))
+      })
+      // Not a single JSON answer: nothing is kept.
+      .catch(() => {})
   }
 
   async #serve(
@@ -266,6 +254,7 @@ export class LegacySessions {
     who: Caller,
     mintedId: string | undefined,
     exchange: Exchange | undefined,
+    onAnswer?: (answer: Response) => void,
   ) {
     const server = this.#createServer(who)
     // The SDK's web-standard transport under the same node adapter its Node transport uses, so that a tool-call
@@ -288,6 +277,7 @@ export class LegacySessions {
     const listener = getRequestListener(
       async (request) => {
         const response = await transport.handleRequest(request, options)
+        onAnswer?.(response)
         return exchange === undefined ? response : exchange.replaceHead(response)
       },
       { overrideGlobalObjects: false },
