@@ -49,11 +49,20 @@ export {
   type SecretsErrorCode,
   StoreError,
 } from './errors.js'
-export { correlationOf, SERVER_INFO } from './mcp/create-server.js'
-export { listedTools, toolTable } from './mcp/tool-table.js'
+export {
+  correlationOf,
+  listedTools,
+  SERVER_INFO,
+  toolTable,
+} from './mcp/index.js'
 export { type ProviderOptions, type RunningProvider, type StoreOptions, startProvider } from './provider.js'
-export { CORRELATION_HEADERS, IDEMPOTENCY_KEY_HEADER } from './rest/handler.js'
-export { REST_ROUTES, type RestMethod, type RestRoute } from './rest/routes.js'
+export {
+  CORRELATION_HEADERS,
+  IDEMPOTENCY_KEY_HEADER,
+  REST_ROUTES,
+  type RestMethod,
+  type RestRoute,
+} from './rest/index.js'
 export type { ToolAnswer } from './rules/answers.js'
 export { type CancelArgs, ProviderRules, type RefundArgs, type RulesOptions } from './rules/provider-rules.js'
 export { cancelRefusal, refundableMinor, refundRefusal } from './rules/refusals.js'
@@ -61,28 +70,27 @@ export { checkSecretList, readSecretsFile } from './secrets.js'
 export {
   type ApplyOptions,
   type ClaimingOptions,
+  type ClaimRequest,
+  type ClaimResult,
   type DemoLedgerStore,
   demoLedgerStore,
+  type KeyFinish,
   type LedgerApplyResult,
   type LedgerDoc,
   type LedgerMutation,
-} from './store/ledger-store.js'
-export { openPostgresStore, type PostgresStoreOptions } from './store/postgres-store.js'
-export { MIN_RETENTION_DAYS, purgeExpired, startPurgeJob } from './store/purge.js'
-export {
+  MIN_RETENTION_DAYS,
+  type OperationKind,
+  type OperationRow,
+  type OperationStatus,
+  type Outcome,
+  openPostgresStore,
   openSqliteStore,
+  type PostgresStoreOptions,
+  purgeExpired,
   type SqliteDurability,
   type SqliteSettings,
   type SqliteStore,
   type SqliteStoreOptions,
-} from './store/sqlite-store.js'
-export type {
-  ClaimRequest,
-  ClaimResult,
-  KeyFinish,
-  OperationKind,
-  OperationRow,
-  OperationStatus,
-  Outcome,
-  Store,
-} from './store/store.js'
+  type Store,
+  startPurgeJob,
+} from './store/index.js'
