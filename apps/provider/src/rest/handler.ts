@@ -3,7 +3,7 @@
 // an unsigned caller learns nothing) → 404/405 → strict body and schema (400) → the rules.
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { contractValidator, errorHttpStatus, isWireErrorCode } from '@tollgate/contract'
-import { BODY_REFUSAL_MESSAGES, type BodyReader } from '@tollgate/mcp-endpoint'
+import { BODY_REFUSAL_MESSAGES, type BodyReader, type BodyRefusal } from '@tollgate/mcp-endpoint'
 import { CREDENTIALS_REJECTED_BODY } from '@tollgate/signing'
 import { parsePlain, StrictJsonError } from '@tollgate/strict-json'
 import type { ProviderAdmission } from '../http/authorize.js'
@@ -11,7 +11,7 @@ import { answerTool, type ServerContext } from '../mcp/create-server.js'
 import { bodyRefusalReason } from '../metrics.js'
 import type { ToolAnswer } from '../rules/answers.js'
 import { RETRY_AFTER_SECONDS } from '../store/outage.js'
-import { createRestRouter } from './routes.js'
+import { createRestRouter, type RestRoute, type RouteMatch } from './routes.js'
 
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key'
 
@@ -57,6 +57,17 @@ function correlationMeta(headers: IncomingMessage['headers']): Record<string, un
   return meta
 }
 
+/** A step's answer when it has already refused the request (no allocation: one shared marker). */
+const REFUSED: unique symbol = Symbol('refused')
+
+type Refuse = (
+  res: ServerResponse,
+  method: string,
+  status: number,
+  message: string,
+  extra?: Record<string, string>,
+) => void
+
 export function createRestHandler(options: RestHandlerOptions) {
   const { ctx, bodies, admission } = options
   const maxBodyBytes = bodies.maxBodyBytes
@@ -64,10 +75,34 @@ export function createRestHandler(options: RestHandlerOptions) {
   const route = createRestRouter(ctx.tools)
   const outputChecks = new Map(ctx.tools.map((t) => [t.tool.name, contractValidator(t.tool.outputRef)]))
 
-  const refuse = (res: ServerResponse, method: string, status: number, message: string, extra = {}) => {
+  const refuse: Refuse = (res, method, status, message, extra = {}) => {
     logger?.info({ binding: 'rest', http_method: method, status }, 'request refused')
     ctx.metrics?.refused('rest', status === 405 ? 'method_not_allowed' : 'bad_request')
     send(res, status, envelope('invalid_request', message), extra)
+  }
+  const rejected = (req: IncomingMessage, res: ServerResponse, method: string, reason: string, unread: boolean) => {
+    // reason is for metrics only; the caller gets the same fixed body whatever failed.
+    logger?.warn({ binding: 'rest', http_method: method, reason }, 'request rejected: credentials')
+    ctx.metrics?.refused('rest', unread ? 'credentials' : 'signature')
+    send(res, 401, CREDENTIALS_REJECTED_BODY, unread && !req.readableEnded ? { connection: 'close' } : {})
+  }
+  const refuseUnread = (res: ServerResponse, method: string, read: BodyRefusal) => {
+    // As at the MCP door: 503 is unavailable; 408 (too slow) is worth retrying; 413 and 400 (cut off) are not.
+    const code = read.status === 503 ? 'unavailable' : 'invalid_request'
+    const retryable = read.status === 503 || read.status === 408
+    logger?.info({ binding: 'rest', http_method: method, status: read.status }, 'request refused')
+    ctx.metrics?.refused('rest', bodyRefusalReason(read.code))
+    const body = JSON.stringify({ error: { code, message: BODY_REFUSAL_MESSAGES[read.code], retryable } })
+    send(res, read.status, body, { connection: 'close' })
+  }
+  const refuseRoute = (res: ServerResponse, method: string, match: Exclude<RouteMatch, { kind: 'found' }>) => {
+    if (match.kind === 'not_found') {
+      logger?.info({ binding: 'rest', http_method: method, status: 404 }, 'request refused')
+      ctx.metrics?.refused('rest', 'no_route')
+      send(res, 404, JSON.stringify({ error: { code: 'not_found', message: 'no such route', retryable: false } }))
+    } else if (match.kind === 'method_not_allowed')
+      refuse(res, method, 405, `this route answers ${match.allow.join(', ')} only`, { allow: match.allow.join(', ') })
+    else refuse(res, method, 400, 'the path is not validly percent-encoded')
   }
 
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -75,37 +110,13 @@ export function createRestHandler(options: RestHandlerOptions) {
     const q = url.indexOf('?')
     const rawPath = q === -1 ? url : url.slice(0, q)
     const method = req.method ?? 'GET'
-
-    const rejected = (reason: string, unread: boolean) => {
-      // reason is for metrics only; the caller gets the same fixed body whatever failed.
-      logger?.warn({ binding: 'rest', http_method: method, reason }, 'request rejected: credentials')
-      ctx.metrics?.refused('rest', unread ? 'credentials' : 'signature')
-      send(res, 401, CREDENTIALS_REJECTED_BODY, unread && !req.readableEnded ? { connection: 'close' } : {})
-    }
     // Token and edge headers need no body: checked first, as at the MCP door (an unread body closes the connection).
     const byHeaders = admission.admitHeaders(req)
-    if (!byHeaders.ok) {
-      rejected(byHeaders.reason, true)
-      return
-    }
+    if (!byHeaders.ok) return rejected(req, res, method, byHeaders.reason, true)
     // 413 (and 408/503 from the reader's other limits) before the signature: a body that is not read cannot be verified.
     const read = await bodies.read(req)
-    if (!read.ok) {
-      // As at the MCP door: 503 is unavailable; 408 (too slow) is worth retrying; 413 and 400 (cut off) are not.
-      const code = read.status === 503 ? 'unavailable' : 'invalid_request'
-      const retryable = read.status === 503 || read.status === 408
-      logger?.info({ binding: 'rest', http_method: method, status: read.status }, 'request refused')
-      ctx.metrics?.refused('rest', bodyRefusalReason(read.code))
-      send(
-        res,
-        read.status,
-        JSON.stringify({ error: { code, message: BODY_REFUSAL_MESSAGES[read.code], retryable } }),
-        { connection: 'close' },
-      )
-      return
-    }
+    if (!read.ok) return refuseUnread(res, method, read)
     const raw = read.body
-
     const keyHeader = req.headers['idempotency-key']
     const signed = admission.admitBody({
       method,
@@ -114,77 +125,14 @@ export function createRestHandler(options: RestHandlerOptions) {
       body: raw,
       key: typeof keyHeader === 'string' ? keyHeader : '',
     })
-    if (!signed.ok) {
-      rejected(signed.reason, false)
-      return
-    }
-
+    if (!signed.ok) return rejected(req, res, method, signed.reason, false)
     const match = route(method, rawPath)
-    if (match.kind === 'not_found') {
-      logger?.info({ binding: 'rest', http_method: method, status: 404 }, 'request refused')
-      ctx.metrics?.refused('rest', 'no_route')
-      send(res, 404, JSON.stringify({ error: { code: 'not_found', message: 'no such route', retryable: false } }))
-      return
-    }
-    if (match.kind === 'method_not_allowed') {
-      refuse(res, method, 405, `this route answers ${match.allow.join(', ')} only`, { allow: match.allow.join(', ') })
-      return
-    }
-    if (match.kind === 'bad_path') {
-      refuse(res, method, 400, 'the path is not validly percent-encoded')
-      return
-    }
+    if (match.kind !== 'found') return refuseRoute(res, method, match)
     const { route: r, entry, params } = match
-
-    let body: unknown
-    if (r.method === 'GET') {
-      if (raw.length > 0) {
-        refuse(res, method, 400, 'a GET request has no body')
-        return
-      }
-    } else {
-      if (!isJsonContentType(req.headers['content-type'])) {
-        refuse(res, method, 400, 'the body must be sent as Content-Type: application/json')
-        return
-      }
-      try {
-        // integersOnly: every number in the request documents is an integer, so 2000.0 is refused, not rounded.
-        body = parsePlain(raw, { maxBytes: maxBodyBytes, maxDepth: 64, integersOnly: true })
-      } catch (error) {
-        // The strict reader's messages are fixed per code (plus a byte offset): they never quote the input.
-        const why = error instanceof StrictJsonError ? error.message : 'it could not be read'
-        refuse(res, method, 400, `the body is not strict JSON: ${why}`)
-        return
-      }
-      if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-        refuse(res, method, 400, 'the body must be a JSON object')
-        return
-      }
-    }
-
-    let key: string | undefined
-    if (r.keyed) {
-      const distinct = req.headersDistinct['idempotency-key']
-      const dryRun = (body as { dry_run?: unknown }).dry_run === true
-      if (distinct !== undefined && distinct.length > 1) {
-        refuse(res, method, 400, 'send one Idempotency-Key header')
-        return
-      }
-      key = typeof keyHeader === 'string' ? keyHeader : undefined
-      if (dryRun && key !== undefined) {
-        refuse(res, method, 400, 'a dry run carries no Idempotency-Key header')
-        return
-      }
-      if (!dryRun && key === undefined) {
-        refuse(res, method, 400, 'a real call needs an Idempotency-Key header')
-        return
-      }
-      if (key !== undefined && !KEY_SHAPE.test(key)) {
-        refuse(res, method, 400, 'the Idempotency-Key header must be 1-255 printable ASCII characters')
-        return
-      }
-    }
-
+    const body = requestBody(req, res, method, r, raw, maxBodyBytes, refuse)
+    if (body === REFUSED) return
+    const key = r.keyed ? idempotencyKey(req, res, method, body, keyHeader, refuse) : undefined
+    if (key === REFUSED) return
     const answer = await answerTool(ctx, entry, r.args({ params, body, key }), correlationMeta(req.headers))
     const [status, text, fault] = restAnswer(answer, outputChecks.get(entry.tool.name))
     if (fault !== undefined) logger?.error({ binding: 'rest', tool: entry.tool.name, fault }, 'answer withheld')
@@ -193,6 +141,73 @@ export function createRestHandler(options: RestHandlerOptions) {
     const retryAfter = retryAfterOf(answer, status)
     send(res, status, text, retryAfter === undefined ? {} : { 'retry-after': String(retryAfter) })
   }
+}
+
+/** The request's document: none for a GET (whose body must be empty), else a strict JSON object. */
+function requestBody(
+  req: IncomingMessage,
+  res: ServerResponse,
+  method: string,
+  route: RestRoute,
+  raw: Buffer,
+  maxBodyBytes: number,
+  refuse: Refuse,
+): unknown {
+  if (route.method === 'GET') {
+    if (raw.length === 0) return undefined
+    refuse(res, method, 400, 'a GET request has no body')
+    return REFUSED
+  }
+  if (!isJsonContentType(req.headers['content-type'])) {
+    refuse(res, method, 400, 'the body must be sent as Content-Type: application/json')
+    return REFUSED
+  }
+  let body: unknown
+  try {
+    // integersOnly: every number in the request documents is an integer, so 2000.0 is refused, not rounded.
+    body = parsePlain(raw, { maxBytes: maxBodyBytes, maxDepth: 64, integersOnly: true })
+  } catch (error) {
+    // The strict reader's messages are fixed per code (plus a byte offset): they never quote the input.
+    const why = error instanceof StrictJsonError ? error.message : 'it could not be read'
+    refuse(res, method, 400, `the body is not strict JSON: ${why}`)
+    return REFUSED
+  }
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    refuse(res, method, 400, 'the body must be a JSON object')
+    return REFUSED
+  }
+  return body
+}
+
+/** A keyed route's Idempotency-Key: exactly one for a real call, none for a dry run, 1–255 printable ASCII. */
+function idempotencyKey(
+  req: IncomingMessage,
+  res: ServerResponse,
+  method: string,
+  body: unknown,
+  keyHeader: string | string[] | undefined,
+  refuse: Refuse,
+): string | undefined | typeof REFUSED {
+  const distinct = req.headersDistinct['idempotency-key']
+  const dryRun = (body as { dry_run?: unknown }).dry_run === true
+  if (distinct !== undefined && distinct.length > 1) {
+    refuse(res, method, 400, 'send one Idempotency-Key header')
+    return REFUSED
+  }
+  const key = typeof keyHeader === 'string' ? keyHeader : undefined
+  if (dryRun && key !== undefined) {
+    refuse(res, method, 400, 'a dry run carries no Idempotency-Key header')
+    return REFUSED
+  }
+  if (!dryRun && key === undefined) {
+    refuse(res, method, 400, 'a real call needs an Idempotency-Key header')
+    return REFUSED
+  }
+  if (key !== undefined && !KEY_SHAPE.test(key)) {
+    refuse(res, method, 400, 'the Idempotency-Key header must be 1-255 printable ASCII characters')
+    return REFUSED
+  }
+  return key
 }
 
 /**
