@@ -140,42 +140,9 @@ export class ProviderMetrics {
         defaultMetricsPrefix: 'tollgate_provider_',
       })
     const registers = [this.registry]
-    const requests = new FastCounter({
-      name: 'tollgate_provider_requests_total',
-      help: 'Tool calls answered, by binding (mcp, rest), era (2026-07-28, 2025, rest), tool and outcome (ok, pending, the contract error or refusal code, merchant_refusal, other).',
-      labelNames: ['binding', 'era', 'tool', 'outcome'],
-      registers,
-    })
-    const duration = new FastHistogram({
-      name: 'tollgate_provider_request_duration_seconds',
-      help: 'Time from a tool call reaching the rules to its answer (store and billing included; reading and verifying the request not), by binding, era and tool.',
-      labelNames: ['binding', 'era', 'tool'],
-      buckets: REQUEST_SECONDS_BUCKETS,
-      registers,
-    })
-    const tools = [...options.tools, OTHER_LABEL]
-    const byEra = (era: CallEra) =>
-      new Map(
-        tools.map((tool) => {
-          const b = BINDING_LABEL[era]
-          const e = ERA_LABEL[era]
-          const instruments = new CallInstruments(tool, duration.child(b, e, tool), (outcome) =>
-            requests.child(b, e, tool, outcome),
-          )
-          return [tool, instruments] as const
-        }),
-      )
-    this.#calls = { modern: byEra('modern'), legacy: byEra('legacy'), rest: byEra('rest') }
+    this.#calls = callInstruments(registers, options.tools)
 
-    const refusals = new FastCounter({
-      name: 'tollgate_provider_refusals_total',
-      help: 'Requests refused before any tool ran, by binding (mcp, rest; none for a Host/Origin refusal, made before routing) and reason (body_too_large 413, body_timeout 408, body_aborted 400, busy 503, host 421, origin 403, credentials 401, signature 401, not_json 400, bad_request 400, no_route 404, method_not_allowed 405).',
-      labelNames: ['binding', 'reason'],
-      registers,
-    })
-    const refusalMap = (binding: 'mcp' | 'rest' | 'none') =>
-      new Map(REFUSAL_REASONS.map((r) => [r, refusals.child(binding, r)] as const))
-    this.#refusals = { mcp: refusalMap('mcp'), rest: refusalMap('rest'), none: refusalMap('none') }
+    this.#refusals = refusalCounters(registers)
 
     this.#replays = new FastCounter({
       name: 'tollgate_provider_idempotent_replays_total',
@@ -218,39 +185,7 @@ export class ProviderMetrics {
     // Both positions exist from the start (at 0), so a rate over secret="2" is defined before the rotation begins.
     this.#verified = [verified.child('1'), verified.child('2')]
 
-    const sources = () => this.#sources
-    new Gauge({
-      name: 'tollgate_provider_operations_in_progress',
-      help: 'Keyed operations (refunds, cancellations) this process is running now: claimed, no outcome recorded yet.',
-      registers,
-      collect() {
-        this.set(sources()?.inProgress() ?? 0)
-      },
-    })
-    new Gauge({
-      name: 'tollgate_provider_operations_pending',
-      help: "Operations recorded as pending (answered pending, not yet final) in the store: every replica's, read at most every 15 s. Absent when the store cannot say.",
-      registers,
-      async collect() {
-        const n = await sources()
-          ?.pending?.()
-          .catch(() => undefined)
-        if (n === undefined) this.reset()
-        else this.set(n)
-      },
-    })
-    new Gauge({
-      name: 'tollgate_provider_legacy_sessions_open',
-      help: "Open 2025-era MCP sessions in the session store (with a shared PostgreSQL store: every replica's). Absent when the store cannot say.",
-      registers,
-      async collect() {
-        const n = await sources()
-          ?.openSessions?.()
-          .catch(() => undefined)
-        if (n === undefined) this.reset()
-        else this.set(n)
-      },
-    })
+    sourceGauges(registers, () => this.#sources)
   }
 
   /** Where the gauges read from (set once the server's parts exist). */
@@ -357,4 +292,86 @@ function timedCalls(
     }
   }
   return out
+}
+
+/** Each era's instruments per tool (and the catch-all label): a call finds its counter and histogram by a Map read. */
+function callInstruments(
+  registers: Registry[],
+  toolNames: readonly string[],
+): Record<CallEra, Map<string, CallInstruments>> {
+  const requests = new FastCounter({
+    name: 'tollgate_provider_requests_total',
+    help: 'Tool calls answered, by binding (mcp, rest), era (2026-07-28, 2025, rest), tool and outcome (ok, pending, the contract error or refusal code, merchant_refusal, other).',
+    labelNames: ['binding', 'era', 'tool', 'outcome'],
+    registers,
+  })
+  const duration = new FastHistogram({
+    name: 'tollgate_provider_request_duration_seconds',
+    help: 'Time from a tool call reaching the rules to its answer (store and billing included; reading and verifying the request not), by binding, era and tool.',
+    labelNames: ['binding', 'era', 'tool'],
+    buckets: REQUEST_SECONDS_BUCKETS,
+    registers,
+  })
+  const tools = [...toolNames, OTHER_LABEL]
+  const byEra = (era: CallEra) =>
+    new Map(
+      tools.map((tool) => {
+        const b = BINDING_LABEL[era]
+        const e = ERA_LABEL[era]
+        const instruments = new CallInstruments(tool, duration.child(b, e, tool), (outcome) =>
+          requests.child(b, e, tool, outcome),
+        )
+        return [tool, instruments] as const
+      }),
+    )
+  return { modern: byEra('modern'), legacy: byEra('legacy'), rest: byEra('rest') }
+}
+
+/** One counter child per binding and reason, made at start. */
+function refusalCounters(registers: Registry[]): Record<'mcp' | 'rest' | 'none', Map<string, CounterChild>> {
+  const refusals = new FastCounter({
+    name: 'tollgate_provider_refusals_total',
+    help: 'Requests refused before any tool ran, by binding (mcp, rest; none for a Host/Origin refusal, made before routing) and reason (body_too_large 413, body_timeout 408, body_aborted 400, busy 503, host 421, origin 403, credentials 401, signature 401, not_json 400, bad_request 400, no_route 404, method_not_allowed 405).',
+    labelNames: ['binding', 'reason'],
+    registers,
+  })
+  const refusalMap = (binding: 'mcp' | 'rest' | 'none') =>
+    new Map(REFUSAL_REASONS.map((r) => [r, refusals.child(binding, r)] as const))
+  return { mcp: refusalMap('mcp'), rest: refusalMap('rest'), none: refusalMap('none') }
+}
+
+/** The gauges read at scrape time from what `watch` was given (nothing before it). */
+function sourceGauges(registers: Registry[], sources: () => MetricsSources | undefined): void {
+  new Gauge({
+    name: 'tollgate_provider_operations_in_progress',
+    help: 'Keyed operations (refunds, cancellations) this process is running now: claimed, no outcome recorded yet.',
+    registers,
+    collect() {
+      this.set(sources()?.inProgress() ?? 0)
+    },
+  })
+  new Gauge({
+    name: 'tollgate_provider_operations_pending',
+    help: "Operations recorded as pending (answered pending, not yet final) in the store: every replica's, read at most every 15 s. Absent when the store cannot say.",
+    registers,
+    async collect() {
+      const n = await sources()
+        ?.pending?.()
+        .catch(() => undefined)
+      if (n === undefined) this.reset()
+      else this.set(n)
+    },
+  })
+  new Gauge({
+    name: 'tollgate_provider_legacy_sessions_open',
+    help: "Open 2025-era MCP sessions in the session store (with a shared PostgreSQL store: every replica's). Absent when the store cannot say.",
+    registers,
+    async collect() {
+      const n = await sources()
+        ?.openSessions?.()
+        .catch(() => undefined)
+      if (n === undefined) this.reset()
+      else this.set(n)
+    },
+  })
 }
