@@ -1,5 +1,6 @@
 // The PostgreSQL pool shared by the keys store and the demo ledger's store: options, error wrapping, transactions
 // and schema DDL.
+import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import { parseIntoClientConfig } from 'pg-connection-string'
 import { StoreError } from '../errors.js'
@@ -137,6 +138,26 @@ export function clientConfigOf(connectionString: string): pg.ClientConfig {
   }
 }
 
+/** The store's two pools over one server (nothing connects yet); an idle client's error never crashes the process. */
+function openPools(parsed: pg.ClientConfig, max: number, connectTimeoutMs: number, queryTimeoutMs: number) {
+  const pool = new pg.Pool({
+    ...withSessionOptions(parsed, SESSION_OPTIONS),
+    max,
+    connectionTimeoutMillis: connectTimeoutMs,
+    query_timeout: queryTimeoutMs,
+  })
+  const unflushedPool = new pg.Pool({
+    ...withSessionOptions(parsed, unflushedPoolSettings.options),
+    max: unflushedPoolSettings.max,
+    connectionTimeoutMillis: connectTimeoutMs,
+    query_timeout: queryTimeoutMs,
+  })
+  // An idle client error (server restart) must not crash the process; the next query reports it.
+  pool.on('error', () => {})
+  unflushedPool.on('error', () => {})
+  return { pool, unflushedPool }
+}
+
 /** A pool for options (nothing connects yet). RangeError for bad options. */
 export function connectPostgres(options: PostgresStoreOptions): PostgresConnection {
   const schema = options.schema ?? 'tollgate_provider'
@@ -145,24 +166,7 @@ export function connectPostgres(options: PostgresStoreOptions): PostgresConnecti
   if (!Number.isInteger(max) || max < 1) throw new RangeError('maxConnections must be a whole number ≥ 1')
   const parsed = clientConfigOf(options.connectionString)
   const { connectTimeoutMs, queryTimeoutMs } = postgresTimeouts(options, parsed)
-  const makePools = () => {
-    const pool = new pg.Pool({
-      ...withSessionOptions(parsed, SESSION_OPTIONS),
-      max,
-      connectionTimeoutMillis: connectTimeoutMs,
-      query_timeout: queryTimeoutMs,
-    })
-    const unflushedPool = new pg.Pool({
-      ...withSessionOptions(parsed, unflushedPoolSettings.options),
-      max: unflushedPoolSettings.max,
-      connectionTimeoutMillis: connectTimeoutMs,
-      query_timeout: queryTimeoutMs,
-    })
-    // An idle client error (server restart) must not crash the process; the next query reports it.
-    pool.on('error', () => {})
-    unflushedPool.on('error', () => {})
-    return { pool, unflushedPool }
-  }
+  const makePools = () => openPools(parsed, max, connectTimeoutMs, queryTimeoutMs)
   let pools = makePools()
   const retired = new Set<Promise<void>>()
   let recycled = 0
@@ -200,7 +204,7 @@ export function connectPostgres(options: PostgresStoreOptions): PostgresConnecti
         // A serialization failure or deadlock rolled the statement (or transaction) back: running it again is safe,
         // and usually succeeds once the other transaction is through. Left after the retries, it is an outage.
         if (attempt < 3 && isRetryableConflict(cause)) {
-          await new Promise((r) => setTimeout(r, attempt * (5 + Math.random() * 20)))
+          await sleep(attempt * (5 + Math.random() * 20))
           continue
         }
         throw new StoreError('PostgreSQL store operation failed', { cause, health }).reported(since)

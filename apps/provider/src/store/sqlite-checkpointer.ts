@@ -70,6 +70,25 @@ export interface Checkpointer {
 
 type Reply = { pass: number; log: number; checkpointed: number } | { pass: number; failed: string }
 
+/** The checkpoint worker on `file`, not keeping the process alive; undefined when it cannot start. */
+function spawnWorker(file: string, workerModule: string | undefined, closed: Int32Array): Worker | undefined {
+  let worker: Worker
+  try {
+    worker = new Worker(WORKER_SOURCE, {
+      eval: true,
+      workerData: {
+        file,
+        betterSqlite3: workerModule ?? createRequire(import.meta.url).resolve('better-sqlite3'),
+        closed,
+      },
+    })
+  } catch {
+    return undefined
+  }
+  worker.unref()
+  return worker
+}
+
 /** Starts the worker on file (a WAL database). undefined when it cannot start: SQLite's own checkpoints stay on. */
 export function startCheckpointer(
   db: Database.Database,
@@ -78,21 +97,10 @@ export function startCheckpointer(
 ): Checkpointer | undefined {
   const everyMs = options.everyMs ?? 250
   const holdLimitMs = options.holdLimitMs ?? 100
+  // Set by the worker once its connection has closed (close() waits on it).
   const closed = new Int32Array(new SharedArrayBuffer(4))
-  let worker: Worker
-  try {
-    worker = new Worker(WORKER_SOURCE, {
-      eval: true,
-      workerData: {
-        file,
-        betterSqlite3: options.workerModule ?? createRequire(import.meta.url).resolve('better-sqlite3'),
-        closed,
-      },
-    })
-  } catch {
-    return undefined
-  }
-  worker.unref()
+  const worker = spawnWorker(file, options.workerModule, closed)
+  if (worker === undefined) return undefined
   db.pragma(`wal_autocheckpoint = ${SAFETY_NET_PAGES}`)
 
   let gone = false
