@@ -243,6 +243,52 @@ function walSyncer(
   }
 }
 
+interface QueuedWrite {
+  run: () => unknown
+  onDiskFirst: ((value: unknown) => boolean) | undefined
+  resolve: (value: unknown) => void
+  reject: (error: unknown) => void
+}
+type Done = { ok: true; value: unknown } | { ok: false; error: unknown }
+
+/**
+ * Runs a batch in one IMMEDIATE transaction: bare first; if a write threw, the whole batch rolls back and runs again
+ * with each write in its own savepoint, so only the failed one fails. A failed BEGIN or COMMIT throws.
+ */
+function batchRunner(db: Database.Database): (items: QueuedWrite[]) => Done[] {
+  // Set when a write (not BEGIN or COMMIT) threw in the bare pass: the batch then runs again, isolated.
+  let writeFailed = false
+  const runBare = db.transaction((items: QueuedWrite[]): Done[] =>
+    items.map((item): Done => {
+      try {
+        return { ok: true, value: item.run() }
+      } catch (error) {
+        writeFailed = true
+        throw error
+      }
+    }),
+  )
+  const isolated = db.transaction((run: () => unknown) => run())
+  const runIsolated = db.transaction((items: QueuedWrite[]): Done[] =>
+    items.map((item): Done => {
+      try {
+        return { ok: true, value: isolated(item.run) }
+      } catch (error) {
+        return { ok: false, error }
+      }
+    }),
+  )
+  return (items: QueuedWrite[]): Done[] => {
+    writeFailed = false
+    try {
+      return runBare.immediate(items)
+    } catch (error) {
+      if (!writeFailed) throw error
+      return runIsolated.immediate(items)
+    }
+  }
+}
+
 // Group commit. Writes issued in the same turn of the event loop run in one IMMEDIATE transaction, and every caller
 // is answered only after that COMMIT returned and, with 'power-loss', after the WAL sync that covers it — so a claim
 // is durable before its caller calls billing, and an outcome before the answer is sent. Each write is atomic: the
@@ -260,48 +306,11 @@ function groupCommit(
   health: StoreHealth,
   hasRoom: () => boolean,
 ) {
-  interface QueuedWrite {
-    run: () => unknown
-    onDiskFirst: ((value: unknown) => boolean) | undefined
-    resolve: (value: unknown) => void
-    reject: (error: unknown) => void
-  }
-  type Done = { ok: true; value: unknown } | { ok: false; error: unknown }
   let queue: QueuedWrite[] = []
   let scheduled = false
-  // Set when a write (not BEGIN or COMMIT) threw in the bare pass: the batch then runs again, isolated.
-  let writeFailed = false
-  const runBare = db.transaction((items: QueuedWrite[]): Done[] =>
-    items.map((item): Done => {
-      try {
-        return { ok: true, value: item.run() }
-      } catch (error) {
-        writeFailed = true
-        throw error
-      }
-    }),
-  )
   // Rows changed on this connection since it opened: a batch that changed none wrote no page (see flush).
   const totalChanges = db.prepare('SELECT total_changes()').pluck()
-  const isolated = db.transaction((run: () => unknown) => run())
-  const runIsolated = db.transaction((items: QueuedWrite[]): Done[] =>
-    items.map((item): Done => {
-      try {
-        return { ok: true, value: isolated(item.run) }
-      } catch (error) {
-        return { ok: false, error }
-      }
-    }),
-  )
-  const runBatch = (items: QueuedWrite[]): Done[] => {
-    writeFailed = false
-    try {
-      return runBare.immediate(items)
-    } catch (error) {
-      if (!writeFailed) throw error
-      return runIsolated.immediate(items)
-    }
-  }
+  const runBatch = batchRunner(db)
   const scheduleFlush = () => {
     if (scheduled) return
     scheduled = true
