@@ -136,9 +136,9 @@ describe('a JWKS that rotates', () => {
 
   test('with a short cooldown, a flood mixed with a rotated-in key: one fetch per cooldown, the new key accepted on its first use after it', async () => {
     await jwks.publish(first)
-    const cooldownMs = 300
-    const audience = audienceWith({ cooldownMs, maxAgeMs: 600_000 })
-    await audience.admit(bearer(await first.mint({ subject: 'alice' })))
+    // Every token is minted before the clock matters: minting hundreds of ES256 tokens on a busy machine took longer
+    // than a short cooldown, so a flood meant to fall inside one spilled past it and earned a fetch.
+    const cooldownMs = 1_000
     const forger = await generateKeyPair('ES256')
     const forged = () =>
       new SignJWT({})
@@ -149,9 +149,13 @@ describe('a JWKS that rotates', () => {
         .setIssuedAt()
         .setExpirationTime('5m')
         .sign(forger.privateKey)
+    const floods = await Promise.all(Array.from({ length: 4 }, () => Promise.all(Array.from({ length: 100 }, forged))))
+    const alice = await first.mint({ subject: 'alice' })
+    const genuine = await second.mint({ subject: 'bob' })
+    const audience = audienceWith({ cooldownMs, maxAgeMs: 600_000 })
+    await audience.admit(bearer(alice))
     await jwks.publish(second, first)
-    const flood = async () => {
-      const tokens = await Promise.all(Array.from({ length: 100 }, forged))
+    const flood = async (tokens: readonly string[]) => {
       const results = await Promise.allSettled(tokens.map((t) => audience.admit(bearer(t))))
       assert.ok(
         results.every(
@@ -159,17 +163,17 @@ describe('a JWKS that rotates', () => {
         ),
       )
     }
+    const [early, during1, during2, late] = floods as [string[], string[], string[], string[]]
     const fetchesBefore = jwks.fetches
-    await flood()
+    await flood(early)
     assert.equal(jwks.fetches, fetchesBefore, 'inside the cooldown: no fetch')
     await sleep(cooldownMs + 20)
     // The cooldown has passed: forged tokens and the first token of the new key arrive together. One fetch serves
     // them all: the forged are refused, the new key is accepted on its first use.
-    const genuine = await second.mint({ subject: 'bob' })
-    const [, admitted] = await Promise.all([flood(), audience.admit(bearer(genuine)), flood()])
+    const [, admitted] = await Promise.all([flood(during1), audience.admit(bearer(genuine)), flood(during2)])
     assert.equal(admitted.subject, 'bob')
     assert.equal(jwks.fetches, fetchesBefore + 1, 'one fetch for the whole cooldown')
-    await flood()
+    await flood(late)
     assert.equal(jwks.fetches, fetchesBefore + 1)
   })
 
