@@ -49,7 +49,8 @@ export type Command =
   | ReportPageCommand
   | { kind: 'help' }
   | { kind: 'version' }
-  | { kind: 'usage_error'; message: string }
+  /** `missing` lists the required flags absent (the message names them too), so a caller adds to it by its code. */
+  | { kind: 'usage_error'; message: string; missing?: readonly string[] }
 
 /** -live reads only the fixtures it is given: the workspace and the endpoint are all it needs. */
 const REQUIRED_LIVE = ['transport', 'base-url', 'tenant'] as const
@@ -117,7 +118,7 @@ export function parseCommandLine(argv: readonly string[]): Command {
     .filter((f) => values[f] === undefined)
     .map((f) => `--${f}`)
   if (!live && values.sandbox !== true) missing.unshift('--sandbox')
-  if (missing.length > 0) return { kind: 'usage_error', message: `missing: ${missing.join(', ')}` }
+  if (missing.length > 0) return { kind: 'usage_error', message: `missing: ${missing.join(', ')}`, missing }
   const binding = transportAndEra(values)
   if ('message' in binding) return { kind: 'usage_error', message: binding.message }
   if (!URL.canParse(values['base-url'] as string))

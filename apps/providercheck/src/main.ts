@@ -66,7 +66,7 @@ export async function main(
   // The page of an existing report needs no secret: without one its seal is shown as not checked.
   if (command.kind === 'report') return reportPage(writeReportPage(command, sandboxSecret, liveSecret), io)
   if (command.kind === 'verify') return verify(command.file, sandboxSecret, liveSecret, io)
-  if (command.kind === 'usage_error' && command.message.startsWith('missing:') && secret === '') {
+  if (command.kind === 'usage_error' && command.missing !== undefined && secret === '') {
     command = { kind: 'usage_error', message: `${command.message}, ${secretEnv} (environment)` }
   } else if (command.kind !== 'usage_error' && secret === '') {
     command = { kind: 'usage_error', message: `missing: ${secretEnv} (environment)` }
