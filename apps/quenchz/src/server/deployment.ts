@@ -21,10 +21,12 @@ export function shownUrl(url: URL): string {
   return `${url.protocol}//${url.host}${url.pathname === '/' ? '' : url.pathname}`
 }
 
-/** Parses `--jwks-url` and `--issuer` (both or neither). Returns the mode, or a one-line usage error. */
+/**
+ * Parses `--jwks-url` and `--issuer` (the flag table has them need each other). Returns the mode, or a one-line usage
+ * error.
+ */
 export function tokenMode(jwksUrl: string | undefined, issuer: string | undefined): TokenMode | string {
-  if (jwksUrl === undefined && issuer === undefined) return { kind: 'in-process' }
-  if (jwksUrl === undefined || issuer === undefined) return '--jwks-url and --issuer go together: pass both or neither'
+  if (jwksUrl === undefined || issuer === undefined) return { kind: 'in-process' }
   let url: URL
   try {
     url = new URL(jwksUrl)
@@ -105,9 +107,9 @@ export type BudgetRedisTarget =
 const MAX_REDIS_NODES = 64
 
 /**
- * Parses the budget's Redis flags: at most one of `--budget-redis`, `--budget-redis-sentinels` (with
- * `--budget-redis-master`) and `--budget-redis-cluster`. Undefined when none is given; a one-line usage error naming
- * the flags (never their values) when they do not fit.
+ * Parses the budget's Redis flags: `--budget-redis`, `--budget-redis-sentinels` (with `--budget-redis-master`) or
+ * `--budget-redis-cluster` (the flag table lets at most one through). Undefined when none is given; a one-line usage
+ * error naming the flag (never its value) when it does not parse.
  */
 export function budgetRedisTarget(flags: {
   url: string | undefined
@@ -115,17 +117,6 @@ export function budgetRedisTarget(flags: {
   master: string | undefined
   cluster: string | undefined
 }): BudgetRedisTarget | undefined | string {
-  const given = (
-    [
-      ['--budget-redis', flags.url],
-      ['--budget-redis-sentinels', flags.sentinels],
-      ['--budget-redis-cluster', flags.cluster],
-    ] as const
-  ).filter(([, v]) => v !== undefined)
-  if (given.length > 1)
-    return `${given[0]?.[0]} and ${given[1]?.[0]} are exclusive: the budget lives in one Redis, one Sentinel-watched master or one Cluster`
-  if (flags.master !== undefined && flags.sentinels === undefined)
-    return '--budget-redis-master needs --budget-redis-sentinels'
   if (flags.url !== undefined) {
     const url = redisUrl(flags.url)
     return typeof url === 'string' ? url : { kind: 'url', url }
@@ -133,8 +124,7 @@ export function budgetRedisTarget(flags: {
   if (flags.sentinels !== undefined) {
     const sentinels = redisNodes(flags.sentinels, '--budget-redis-sentinels')
     if (typeof sentinels === 'string') return sentinels
-    if (flags.master === undefined) return '--budget-redis-sentinels needs --budget-redis-master (the master set name)'
-    if (!/^[A-Za-z0-9._-]{1,100}$/.test(flags.master))
+    if (flags.master === undefined || !/^[A-Za-z0-9._-]{1,100}$/.test(flags.master))
       return '--budget-redis-master must be 1 to 100 letters, digits, dots, dashes or underscores'
     return { kind: 'sentinel', sentinels, master: flags.master }
   }

@@ -126,21 +126,10 @@ export interface QuenchzMetrics {
   readonly keySet: (outcome: KeySetFetchOutcome) => void
 }
 
-export function createQuenchzMetrics(options: QuenchzMetricsOptions = {}): QuenchzMetrics {
-  const registry = createMetricsRegistry({
-    defaultMetrics: options.processMetrics ?? true,
-    defaultMetricsPrefix: 'quenchz_',
-    ...(options.labels !== undefined && { labels: options.labels }),
-  })
-  const registers = [registry]
-  // Set by watch(), when the server's tool table is known (no call is counted before that).
-  let tool = new KnownLabel([])
-  const outcome = new KnownLabel(CALL_OUTCOMES)
-  const caller = new KnownLabel(options.namedCallers ?? [])
-  const from = new KnownLabel(CHARGED_FROM)
-  const tokenReason = new KnownLabel(TOKEN_REFUSALS)
-  const faultCode = new KnownLabel(FAULT_CODES)
+type Registers = [Registry]
 
+/** The series counted from the gate's events and the live source, in the order the exposition lists them. */
+function eventMetrics(registers: Registers) {
   const calls = new FastCounter({
     name: 'quenchz_tool_calls_total',
     help: `Finished tools/call requests by tool (none: not granted or unknown) and outcome (${CALL_OUTCOMES.join(', ')}, else other).`,
@@ -208,20 +197,137 @@ export function createQuenchzMetrics(options: QuenchzMetricsOptions = {}): Quenc
     labelNames: [],
     registers,
   })
+  return {
+    calls,
+    callSeconds,
+    charged,
+    refused,
+    queueFull,
+    tokenRefusals,
+    hostRefusals,
+    faults,
+    upstreamRequests,
+    upstreamSeconds,
+    cacheHits,
+  }
+}
+
+/** Gauges read at scrape time from what a running server exposes (its scheduler, requests, readiness, sessions). */
+function watchGauges(registers: Registers, gauges: QuenchzGauges): void {
+  const scheduler = gauges.scheduler as { inService?: number; waiting?: number } | undefined
+  new Gauge({
+    name: 'quenchz_calls_in_service',
+    help: 'Tool calls being served now (the fair scheduler’s slots in use).',
+    registers,
+    collect() {
+      this.set(scheduler?.inService ?? 0)
+    },
+  })
+  new Gauge({
+    name: 'quenchz_calls_waiting',
+    help: 'Tool calls waiting for their caller’s turn (the queue depth, all callers).',
+    registers,
+    collect() {
+      this.set(scheduler?.waiting ?? 0)
+    },
+  })
+  const inFlight = gauges.requestsInFlight
+  if (inFlight !== undefined)
+    new Gauge({
+      name: 'quenchz_http_requests_in_flight',
+      help: 'HTTP requests received on the main port and not yet answered in full (during a shutdown: what is left to drain).',
+      registers,
+      collect() {
+        this.set(inFlight())
+      },
+    })
+  const health = gauges.health
+  if (health !== undefined)
+    new Gauge({
+      name: 'quenchz_ready',
+      help: '1 when /readyz answers 200 (the budget store answers and the server is not draining), else 0.',
+      registers,
+      async collect() {
+        this.set((await health.ready()) ? 1 : 0)
+      },
+    })
+  const sessions = gauges.sessions
+  if (sessions?.store.countOpen !== undefined) {
+    const count = sessions.store.countOpen.bind(sessions.store)
+    new Gauge({
+      name: 'quenchz_sessions_open',
+      help: 'Open 2025-era MCP sessions, as the session store counts them (with Redis: the whole deployment’s, the same on every replica).',
+      registers,
+      async collect() {
+        try {
+          this.set(await count(Date.now(), sessions.idleMs))
+        } catch {
+          // The store cannot be read (Redis down): NaN rather than a stale count; /readyz says why.
+          this.set(Number.NaN)
+        }
+      },
+    })
+  }
+}
+
+/** The JWKS fetch series (only with --jwks-url), and the observer that feeds them. */
+function keySetMetrics(registers: Registers): (outcome: KeySetFetchOutcome) => void {
+  const fetches = new Counter({
+    name: 'quenchz_jwks_fetches_total',
+    help: `Fetches of the issuer's JWKS (--jwks-url) by result (${JWKS_RESULTS.join(', ')}); made when a token needs keys not held or held too long.`,
+    labelNames: ['result'],
+    registers,
+  })
+  for (const r of JWKS_RESULTS) fetches.labels(r).inc(0)
+  const lastSuccess = new Gauge({
+    name: 'quenchz_jwks_last_success_timestamp_seconds',
+    help: 'When the last successful JWKS fetch finished, Unix seconds; 0 before the first.',
+    registers,
+  })
+  lastSuccess.set(0)
+  const keys = new Gauge({
+    name: 'quenchz_jwks_keys',
+    help: 'Keys in the JWKS the last successful fetch read.',
+    registers,
+  })
+  return (outcome) => {
+    fetches.labels(jwksResult(outcome)).inc()
+    if (outcome.ok) {
+      lastSuccess.set(Date.now() / 1000)
+      keys.set(outcome.keys)
+    }
+  }
+}
+
+export function createQuenchzMetrics(options: QuenchzMetricsOptions = {}): QuenchzMetrics {
+  const registry = createMetricsRegistry({
+    defaultMetrics: options.processMetrics ?? true,
+    defaultMetricsPrefix: 'quenchz_',
+    ...(options.labels !== undefined && { labels: options.labels }),
+  })
+  const registers: Registers = [registry]
+  // Set by watch(), when the server's tool table is known (no call is counted before that).
+  let tool = new KnownLabel([])
+  const outcome = new KnownLabel(CALL_OUTCOMES)
+  const caller = new KnownLabel(options.namedCallers ?? [])
+  const from = new KnownLabel(CHARGED_FROM)
+  const tokenReason = new KnownLabel(TOKEN_REFUSALS)
+  const faultCode = new KnownLabel(FAULT_CODES)
+  const m = eventMetrics(registers)
 
   // Every child bound once: the hot path is a few Map lookups and an add.
-  const callChildren = new BoundChildren<CounterChild>(2, (t, o) => calls.child(t, o))
-  const secondsChildren = new BoundChildren<HistogramChild>(1, (t) => callSeconds.child(t))
-  const chargedChildren = new BoundChildren<CounterChild>(2, (c, f) => charged.child(c, f))
-  const refusedChildren = new BoundChildren<CounterChild>(2, (c, r) => refused.child(c, r))
-  const upstreamChildren = new BoundChildren<CounterChild>(1, (r) => upstreamRequests.child(r))
-  const upstreamDuration = upstreamSeconds.child()
-  const cacheHit = cacheHits.child()
+  const callChildren = new BoundChildren<CounterChild>(2, (t, o) => m.calls.child(t, o))
+  const secondsChildren = new BoundChildren<HistogramChild>(1, (t) => m.callSeconds.child(t))
+  const chargedChildren = new BoundChildren<CounterChild>(2, (c, f) => m.charged.child(c, f))
+  const refusedChildren = new BoundChildren<CounterChild>(2, (c, r) => m.refused.child(c, r))
+  const upstreamChildren = new BoundChildren<CounterChild>(1, (r) => m.upstreamRequests.child(r))
+  const upstreamDuration = m.upstreamSeconds.child()
+  const cacheHit = m.cacheHits.child()
   // Series that exist before anything happens, so rate() and alerts see 0 rather than nothing.
   for (const r of UPSTREAM_RESULTS) upstreamChildren.get(r)
   for (const c of [...caller.values, OTHER_LABEL]) for (const r of BUDGET_REFUSALS.values()) refusedChildren.get(c, r)
-  queueFull.inc(0)
-  faults.labels('budget-store').inc(0)
+  m.queueFull.inc(0)
+  m.faults.labels('budget-store').inc(0)
 
   const onEvent = (event: GateEvent): void => {
     switch (event.kind) {
@@ -238,16 +344,16 @@ export function createQuenchzMetrics(options: QuenchzMetricsOptions = {}): Quenc
         return
       }
       case 'refused-queue-full':
-        queueFull.inc()
+        m.queueFull.inc()
         return
       case 'refused-token':
-        tokenRefusals.labels(tokenReason.of(event.code)).inc()
+        m.tokenRefusals.labels(tokenReason.of(event.code)).inc()
         return
       case 'refused-host':
-        hostRefusals.labels(String(event.status)).inc()
+        m.hostRefusals.labels(String(event.status)).inc()
         return
       case 'fault':
-        faults.labels(faultCode.of(event.code)).inc()
+        m.faults.labels(faultCode.of(event.code)).inc()
         return
     }
   }
@@ -268,90 +374,8 @@ export function createQuenchzMetrics(options: QuenchzMetricsOptions = {}): Quenc
     watched = true
     tool = new KnownLabel(gauges.tools)
     for (const t of [...tool.values, NO_TOOL]) for (const o of CALL_OUTCOMES) callChildren.get(t, o)
-    const scheduler = gauges.scheduler as { inService?: number; waiting?: number } | undefined
-    new Gauge({
-      name: 'quenchz_calls_in_service',
-      help: 'Tool calls being served now (the fair scheduler’s slots in use).',
-      registers,
-      collect() {
-        this.set(scheduler?.inService ?? 0)
-      },
-    })
-    new Gauge({
-      name: 'quenchz_calls_waiting',
-      help: 'Tool calls waiting for their caller’s turn (the queue depth, all callers).',
-      registers,
-      collect() {
-        this.set(scheduler?.waiting ?? 0)
-      },
-    })
-    const inFlight = gauges.requestsInFlight
-    if (inFlight !== undefined)
-      new Gauge({
-        name: 'quenchz_http_requests_in_flight',
-        help: 'HTTP requests received on the main port and not yet answered in full (during a shutdown: what is left to drain).',
-        registers,
-        collect() {
-          this.set(inFlight())
-        },
-      })
-    const health = gauges.health
-    if (health !== undefined)
-      new Gauge({
-        name: 'quenchz_ready',
-        help: '1 when /readyz answers 200 (the budget store answers and the server is not draining), else 0.',
-        registers,
-        async collect() {
-          this.set((await health.ready()) ? 1 : 0)
-        },
-      })
-    const sessions = gauges.sessions
-    if (sessions?.store.countOpen !== undefined) {
-      const count = sessions.store.countOpen.bind(sessions.store)
-      new Gauge({
-        name: 'quenchz_sessions_open',
-        help: 'Open 2025-era MCP sessions, as the session store counts them (with Redis: the whole deployment’s, the same on every replica).',
-        registers,
-        async collect() {
-          try {
-            this.set(await count(Date.now(), sessions.idleMs))
-          } catch {
-            // The store cannot be read (Redis down): NaN rather than a stale count; /readyz says why.
-            this.set(Number.NaN)
-          }
-        },
-      })
-    }
+    watchGauges(registers, gauges)
   }
-
-  let keySet: (outcome: KeySetFetchOutcome) => void = () => {}
-  if (options.jwks === true) {
-    const fetches = new Counter({
-      name: 'quenchz_jwks_fetches_total',
-      help: `Fetches of the issuer's JWKS (--jwks-url) by result (${JWKS_RESULTS.join(', ')}); made when a token needs keys not held or held too long.`,
-      labelNames: ['result'],
-      registers,
-    })
-    for (const r of JWKS_RESULTS) fetches.labels(r).inc(0)
-    const lastSuccess = new Gauge({
-      name: 'quenchz_jwks_last_success_timestamp_seconds',
-      help: 'When the last successful JWKS fetch finished, Unix seconds; 0 before the first.',
-      registers,
-    })
-    lastSuccess.set(0)
-    const keys = new Gauge({
-      name: 'quenchz_jwks_keys',
-      help: 'Keys in the JWKS the last successful fetch read.',
-      registers,
-    })
-    keySet = (outcome) => {
-      fetches.labels(jwksResult(outcome)).inc()
-      if (outcome.ok) {
-        lastSuccess.set(Date.now() / 1000)
-        keys.set(outcome.keys)
-      }
-    }
-  }
-
+  const keySet = options.jwks === true ? keySetMetrics(registers) : () => {}
   return { registry, onEvent, upstream, watch, keySet }
 }

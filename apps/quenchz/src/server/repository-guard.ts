@@ -1,5 +1,8 @@
 import { existsSync, realpathSync } from 'node:fs'
 import { dirname, isAbsolute, relative, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const here = dirname(fileURLToPath(import.meta.url))
 
 /** The nearest ancestor of `start` (inclusive) holding a `.git` entry, or undefined. */
 export function repositoryRoot(start: string): string | undefined {
@@ -43,4 +46,14 @@ function realpathOfNearest(p: string): string {
     existing = up
   }
   return resolve(realpath(existing), ...rest)
+}
+
+/**
+ * Never write bearer tokens (or the key that mints them) inside a checkout: neither this code's repository nor the
+ * one we stand in. The refusal line, or undefined when `tokensPath` is elsewhere (or absent).
+ */
+export function tokensPathRefusal(tokensPath: string | undefined, cwd: string): string | undefined {
+  if (tokensPath === undefined) return undefined
+  const roots = [repositoryRoot(here), repositoryRoot(cwd)].filter((r): r is string => r !== undefined)
+  return isInside(tokensPath, roots, cwd) ? `refusing to write tokens inside the repository: ${tokensPath}` : undefined
 }

@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { main } from '../../src/cli.ts'
-import { servePlan } from '../../src/server/cli-options.ts'
+import { planFromArgv } from '../../src/server/serve-plan.ts'
 import { type CliProcess, startCliProcess } from './support/cli-process.ts'
 import { type JwksServer, startJwksServer, TEST_ISSUER } from './support/jwks-server.ts'
 import { modernToolCall } from './support/raw-mcp.ts'
@@ -19,12 +19,7 @@ const { scratch, empty } = scratchWithEmptyRecordings('quenchz-policy-')
 after(() => rmSync(scratch, { recursive: true, force: true }))
 
 const JWKS = ['--jwks-url', 'https://issuer.example/jwks', '--issuer', 'https://issuer.example']
-const values = (args: string[]) => {
-  const v: Record<string, string> = {}
-  for (let i = 0; i < args.length; i += 2) v[(args[i] as string).slice(2)] = args[i + 1] as string
-  return v
-}
-const plan = (args: string[]) => servePlan(values(args), scratch, {})
+const plan = (args: string[]) => planFromArgv(args, scratch, {})
 // As JSON: the parsed `callers` is a null-prototype object (a sub such as `__proto__` stays a plain key).
 const policyOf = (args: string[]) => {
   const { policy } = plan(args) as { policy?: unknown }
@@ -91,9 +86,9 @@ describe('the budget policy of --jwks-url', () => {
 
   test('a bad policy is one line naming the flag or the file’s field, never a value or a caller’s sub', () => {
     const cases: Array<[string[], string]> = [
-      [['--caller-reserve', '-1'], '--caller-reserve must be an integer from 0 to 1000000000'],
-      [['--budget-pool', 'lots'], '--budget-pool must be an integer from 0 to 1000000000'],
-      [['--budget-window', '0'], '--budget-window must be an integer from 1 to 86400'],
+      [['--caller-reserve=-1'], '--caller-reserve must be a whole number from 0 to 1000000000'],
+      [['--budget-pool', 'lots'], '--budget-pool must be a whole number from 0 to 1000000000'],
+      [['--budget-window', '0'], '--budget-window must be a whole number from 1 to 86400'],
       [
         ['--caller-reserve', '0', '--budget-pool', '0'],
         'the budget policy: reserve and pool are both 0: the policy would admit nothing',
@@ -173,7 +168,7 @@ describe('the budget policy of --jwks-url', () => {
     assert.equal(problem([...JWKS, '--budget-state-lost', 'refuse']), '--budget-state-lost needs --budget-redis')
     assert.equal(
       problem([...redis, '--budget-redis-timeout-ms', '5']),
-      '--budget-redis-timeout-ms must be an integer from 10 to 60000',
+      '--budget-redis-timeout-ms must be a whole number from 10 to 60000',
     )
     assert.equal(problem([...redis, '--budget-state-lost', 'ignore']), '--budget-state-lost must be reseed or refuse')
   })

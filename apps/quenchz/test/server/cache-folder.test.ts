@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { after, describe, test } from 'node:test'
 import Database from 'better-sqlite3'
 import { defaultCacheLocation, pruneCache } from '../../src/server/cache-folder.ts'
-import { servePlan } from '../../src/server/cli-options.ts'
+import { planFromArgv } from '../../src/server/serve-plan.ts'
 import { scratchWithEmptyRecordings } from './support/scratch.ts'
 
 const { scratch } = scratchWithEmptyRecordings('quenchz-cache-')
@@ -94,12 +94,16 @@ describe('the default cache folder', () => {
   })
 
   test('servePlan uses it for --source live; --cache wins over it', () => {
-    const plan = servePlan({ 'jwks-url': 'https://issuer.example/jwks', issuer: 'https://issuer.example' }, scratch, {
-      XDG_CACHE_HOME: '/srv/cache',
-    }) as { source: { cacheFile: string } }
+    const plan = planFromArgv(
+      ['--jwks-url', 'https://issuer.example/jwks', '--issuer', 'https://issuer.example'],
+      scratch,
+      {
+        XDG_CACHE_HOME: '/srv/cache',
+      },
+    ) as { source: { cacheFile: string } }
     assert.equal(plan.source.cacheFile, '/srv/cache/quenchz/ecb-live.sqlite')
-    const explicit = servePlan(
-      { 'jwks-url': 'https://i.example/jwks', issuer: 'https://i.example', cache: 'c.sqlite' },
+    const explicit = planFromArgv(
+      ['--jwks-url', 'https://i.example/jwks', '--issuer', 'https://i.example', '--cache', 'c.sqlite'],
       scratch,
       {},
     ) as {
@@ -109,25 +113,29 @@ describe('the default cache folder', () => {
   })
 
   test('--cache-max-mib and --cache-max-age-days: defaults 256 MiB and 30 days, bounds, only with --source live', () => {
-    const jwks = { 'jwks-url': 'https://i.example/jwks', issuer: 'https://i.example' }
+    const jwks = ['--jwks-url', 'https://i.example/jwks', '--issuer', 'https://i.example']
     const env = { XDG_CACHE_HOME: '/srv/cache' }
-    assert.deepEqual((servePlan(jwks, scratch, env) as { cacheLimits: unknown }).cacheLimits, {
+    assert.deepEqual((planFromArgv(jwks, scratch, env) as { cacheLimits: unknown }).cacheLimits, {
       maxBytes: 256 * 1_048_576,
       maxAgeMs: 30 * 86_400_000,
     })
     assert.deepEqual(
       (
-        servePlan({ ...jwks, 'cache-max-mib': '1', 'cache-max-age-days': '2' }, scratch, env) as {
+        planFromArgv([...jwks, '--cache-max-mib', '1', '--cache-max-age-days', '2'], scratch, env) as {
           cacheLimits: unknown
         }
       ).cacheLimits,
       { maxBytes: 1_048_576, maxAgeMs: 2 * 86_400_000 },
     )
-    assert.deepEqual(servePlan({ ...jwks, 'cache-max-mib': '0' }, scratch, env), {
-      problem: '--cache-max-mib must be an integer from 1 to 1048576',
+    assert.deepEqual(planFromArgv([...jwks, '--cache-max-mib', '0'], scratch, env), {
+      problem: '--cache-max-mib must be a whole number from 1 to 1048576',
     })
     assert.deepEqual(
-      servePlan({ ...jwks, source: 'recordings', recordings: scratch, 'cache-max-age-days': '3' }, scratch, env),
+      planFromArgv(
+        [...jwks, '--source', 'recordings', '--recordings', scratch, '--cache-max-age-days', '3'],
+        scratch,
+        env,
+      ),
       {
         problem: '--cache-max-age-days needs --source live',
       },

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict'
 import { rmSync } from 'node:fs'
 import { after, describe, test } from 'node:test'
 import { main } from '../../src/cli.ts'
-import { servePlan } from '../../src/server/cli-options.ts'
+import { planFromArgv } from '../../src/server/serve-plan.ts'
 import { scratchWithEmptyRecordings } from './support/scratch.ts'
 
 const { scratch } = scratchWithEmptyRecordings('quenchz-ha-options-')
@@ -21,12 +21,7 @@ async function usage(args: string[]): Promise<{ code: number | 'serving'; first:
   return { code, first: all.split('\n')[0] as string, all }
 }
 
-const values = (args: string[]) => {
-  const v: Record<string, string> = {}
-  for (let i = 0; i < args.length; i += 2) v[(args[i] as string).slice(2)] = args[i + 1] as string
-  return v
-}
-const plan = (args: string[]) => servePlan(values([...BASE, ...args]), scratch, {}) as { redis?: unknown }
+const plan = (args: string[]) => planFromArgv([...BASE, ...args], scratch, {}) as { redis?: unknown }
 
 describe('--budget-redis-sentinels / --budget-redis-master / --budget-redis-cluster', () => {
   test('Sentinel: the sentinels (IPv6 in brackets) and the master set name make the plan', () => {
@@ -55,23 +50,19 @@ describe('--budget-redis-sentinels / --budget-redis-master / --budget-redis-clus
     [
       'a URL and sentinels',
       ['--budget-redis', 'redis://:hunter2@127.0.0.1:6379', ...SENTINELS, '--budget-redis-master', 'budget'],
-      '--budget-redis and --budget-redis-sentinels are exclusive: the budget lives in one Redis, one Sentinel-watched master or one Cluster',
+      '--budget-redis and --budget-redis-sentinels exclude each other: give one',
     ],
     [
       'a URL and a cluster',
       ['--budget-redis', 'redis://:hunter2@127.0.0.1:6379', '--budget-redis-cluster', '127.0.0.1:7000'],
-      '--budget-redis and --budget-redis-cluster are exclusive: the budget lives in one Redis, one Sentinel-watched master or one Cluster',
+      '--budget-redis and --budget-redis-cluster exclude each other: give one',
     ],
     [
       'sentinels and a cluster',
       [...SENTINELS, '--budget-redis-master', 'budget', '--budget-redis-cluster', '127.0.0.1:7000'],
-      '--budget-redis-sentinels and --budget-redis-cluster are exclusive: the budget lives in one Redis, one Sentinel-watched master or one Cluster',
+      '--budget-redis-sentinels and --budget-redis-cluster exclude each other: give one',
     ],
-    [
-      'sentinels without a master name',
-      SENTINELS,
-      '--budget-redis-sentinels needs --budget-redis-master (the master set name)',
-    ],
+    ['sentinels without a master name', SENTINELS, '--budget-redis-sentinels needs --budget-redis-master'],
     [
       'a master name without sentinels',
       ['--budget-redis-master', 'budget'],
@@ -105,7 +96,7 @@ describe('--budget-redis-sentinels / --budget-redis-master / --budget-redis-clus
     [
       '--budget-redis-replicas past 16',
       ['--budget-redis-cluster', '127.0.0.1:7000', '--budget-redis-replicas', '17'],
-      '--budget-redis-replicas must be an integer from 0 to 16',
+      '--budget-redis-replicas must be a whole number from 0 to 16',
     ],
     [
       'a brace in the prefix on a cluster',

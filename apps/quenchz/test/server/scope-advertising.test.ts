@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { after, describe, test } from 'node:test'
 import { exportJWK, generateKeyPair } from 'jose'
-import { servePlan } from '../../src/server/cli-options.ts'
+import { planFromArgv } from '../../src/server/serve-plan.ts'
 import { type CliProcess, startCliProcess } from './support/cli-process.ts'
 import { scratchWithEmptyRecordings } from './support/scratch.ts'
 
@@ -21,16 +21,7 @@ after(async () => {
 })
 
 const JWKS = ['--jwks-url', 'https://issuer.example/jwks', '--issuer', 'https://issuer.example']
-const plan = (args: string[]) => {
-  const values: Record<string, string | string[]> = {}
-  for (let i = 0; i < args.length; i += 2) {
-    const name = (args[i] as string).slice(2)
-    const value = args[i + 1] as string
-    if (name === 'advertise-scope') values[name] = [...((values[name] as string[] | undefined) ?? []), value]
-    else values[name] = value
-  }
-  return servePlan(values, scratch, {})
-}
+const plan = (args: string[]) => planFromArgv(args, scratch, {})
 const problem = (args: string[]) => (plan(args) as { problem?: string }).problem
 
 describe('--advertise-scope and the JWKS refetch flags', () => {
@@ -64,8 +55,8 @@ describe('--advertise-scope and the JWKS refetch flags', () => {
     assert.deepEqual((plan(JWKS) as { jwks: unknown }).jwks, { cooldownMs: 5000, maxAgeMs: 300_000 })
     const tuned = plan([...JWKS, '--jwks-cooldown', '0', '--jwks-max-age', '60'])
     assert.deepEqual((tuned as { jwks: unknown }).jwks, { cooldownMs: 0, maxAgeMs: 60_000 })
-    assert.equal(problem([...JWKS, '--jwks-max-age', '0']), '--jwks-max-age must be an integer from 1 to 86400')
-    assert.equal(problem([...JWKS, '--jwks-cooldown', '-1']), '--jwks-cooldown must be an integer from 0 to 3600')
+    assert.equal(problem([...JWKS, '--jwks-max-age', '0']), '--jwks-max-age must be a whole number from 1 to 86400')
+    assert.equal(problem([...JWKS, '--jwks-cooldown=-1']), '--jwks-cooldown must be a whole number from 0 to 3600')
   })
 })
 

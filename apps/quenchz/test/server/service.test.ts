@@ -122,7 +122,7 @@ describe('tokens: a documented lifetime, renewed without a restart', () => {
     })
     assert.deepEqual(await remint(path, ['--token-lifetime', '0']), {
       code: 2,
-      err: 'quenchz tokens: --token-lifetime must be an integer from 1 to 604800\nsee quenchz tokens --help',
+      err: 'quenchz tokens: --token-lifetime must be a whole number from 1 to 604800\nsee quenchz tokens --help',
     })
   })
 })
