@@ -87,7 +87,7 @@ function fakemerchantFlags(): Set<string> {
   return fakemerchantHelp
 }
 
-const declared = (table: Record<string, { short?: string }>) =>
+const declared = (table: Readonly<Record<string, { readonly short?: string; readonly help: string }>>) =>
   new Set(Object.entries(table).flatMap(([name, spec]) => (spec.short === undefined ? [name] : [name, spec.short])))
 
 /** Does `cli` know `flag` (as written in the README, dashes included)? */
