@@ -85,11 +85,6 @@ async function outsideBilling(): Promise<{ billing: BillingPort; dispose(): void
     const f = (ledger as unknown as Record<string, unknown>)[m]
     if (typeof f === 'function') billing[m] = f.bind(ledger)
   }
-  // Without the third argument (SameTransactionOutcome): that offer is for a ledger in the keys' own store, which would
-  // record the key's outcome there; a merchant's system outside PostgreSQL never takes it.
-  billing.refund = (key: string, command: Parameters<BillingPort['refund']>[1]) => ledger.refund(key, command)
-  billing.cancelSubscription = (key: string, command: Parameters<BillingPort['cancelSubscription']>[1]) =>
-    ledger.cancelSubscription(key, command)
   return { billing: billing as unknown as BillingPort, dispose: () => rmSync(dir, { recursive: true, force: true }) }
 }
 const outside = billingKind === 'port' ? await outsideBilling() : undefined

@@ -34,7 +34,6 @@ export type {
   PaymentAttemptQuery,
   RefundCommand,
   RefundOutcome,
-  SameTransactionOutcome,
 } from './billing/port.js'
 export {
   DemoInProductionError,

@@ -17,6 +17,7 @@ import {
 import { Gauge, type Registry } from 'prom-client'
 import type { BillingPort } from './billing/port.js'
 import type { ToolAnswer } from './rules/answers.js'
+import type { SameTransactionCommit } from './rules/same-transaction.js'
 import type { Store } from './store/store.js'
 
 /** How a call reached the rules: the MCP era, or the REST binding. */
@@ -246,6 +247,20 @@ export class ProviderMetrics {
       ...(calls as unknown as BillingPort),
     }
   }
+
+  /** The demo ledger's same-transaction calls, timed as the port method each stands for (refund, …). */
+  timedSameTransaction(commit: SameTransactionCommit): SameTransactionCommit {
+    return timedCalls(commit, Object.keys(SAME_TRANSACTION_CALLS), (call) => {
+      const portCall = SAME_TRANSACTION_CALLS[call as keyof SameTransactionCommit]
+      return { seconds: this.#billingSeconds.child(portCall), errors: this.#billingErrors.child(portCall) }
+    }) as unknown as SameTransactionCommit
+  }
+}
+
+const SAME_TRANSACTION_CALLS: Record<keyof SameTransactionCommit, (typeof BILLING_CALLS)[number]> = {
+  refundFinishing: 'refund',
+  cancelFinishing: 'cancelSubscription',
+  refundClaiming: 'refundClaiming',
 }
 
 const STORE_CALLS = ['claim', 'finish', 'abandon', 'release', 'settle', 'get'] as const

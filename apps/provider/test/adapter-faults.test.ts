@@ -54,11 +54,11 @@ async function brokenPort(dir: string) {
       // The cast stands for an adapter whose mistake the compiler cannot see (JSON from elsewhere).
       return { ...withoutSettlement, description: PRIVATE_TEXT } as unknown as Transaction
     },
-    refund: async (key, command, outcome) => {
+    refund: async (key, command) => {
       if (command.transaction_ref === 'ch_1001' && command.amount.amount_minor === 13) {
         throw new ProcessorTimeout('the processor did not answer within 10 s')
       }
-      return ledger.refund(key, command, outcome)
+      return ledger.refund(key, command)
     },
   })
   return { port, close: () => ledgerStore.close() }

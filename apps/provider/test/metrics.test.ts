@@ -203,11 +203,9 @@ describe('provider metrics: store and billing faults, work in progress', () => {
             if (ref === 'ch_2001') throw new Error('billing down')
             return inner.getTransaction(ref)
           },
-          refund: async (key: string, command: RefundCommand, same): Promise<RefundOutcome> => {
+          refund: async (key: string, command: RefundCommand): Promise<RefundOutcome> => {
             entered()
             await gate
-            // Without the same-transaction outcome: the inner ledger's store is not this provider's.
-            void same
             return (inner as BillingPort).refund(key, command)
           },
         })

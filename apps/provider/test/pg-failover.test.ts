@@ -451,7 +451,6 @@ async function failover(options: RunOptions, diagnostic: (line: string) => void)
           return ledger.refund(key, command)
         },
       }))
-      delete (demo.billing as { refundClaiming?: unknown }).refundClaiming
       billing = demo.billing
     }
     for (let i = 0; i < 2; i++)

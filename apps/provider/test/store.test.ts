@@ -353,7 +353,7 @@ for (const backend of [sqliteBackend(), postgresBackend()] as (Backend & { next:
           return store.finish(...args)
         },
       }
-      const rules = new ProviderRules({ store: counted, billing })
+      const rules = new ProviderRules({ store: counted, billing, sameTransaction: billing })
       const refundOf = (key: string) => ({
         idempotency_key: key,
         request: {
@@ -611,7 +611,10 @@ describe('applyClaiming on PostgreSQL: replicas racing on one charge', { skip: p
     try {
       const billing = [new DemoLedger(demoLedgerStore(a)), new DemoLedger(demoLedgerStore(b))] as const
       await billing[0].seed()
-      const [onA, onB] = [a, b].map((store, i) => new ProviderRules({ store, billing: billing[i] as DemoLedger }))
+      const [onA, onB] = [a, b].map((store, i) => {
+        const ledger = billing[i] as DemoLedger
+        return new ProviderRules({ store, billing: ledger, sameTransaction: ledger })
+      })
       let n = 0
       const refund = async (rules: ProviderRules | undefined) => {
         const before = statements

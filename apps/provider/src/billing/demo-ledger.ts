@@ -1,6 +1,5 @@
 // The demo ledger: a BillingPort over fixture documents kept in the server's own database (its DemoLedgerStore, on
 // the keys store's database). Keyed mutations are atomic and idempotent on the key (DemoLedgerStore.apply), as a real processor's API would be.
-import { randomUUID } from 'node:crypto'
 import type {
   Customer,
   CustomerCandidate,
@@ -13,10 +12,24 @@ import type {
   Transaction,
   TransactionList,
 } from '@tollgate/contract'
-import { cancelRefusal, type RefundableCharge, refundRefusal } from '../rules/refusals.js'
-import type { DemoLedgerStore, LedgerMutation } from '../store/ledger-store.js'
-import type { ClaimRequest, KeyFinish } from '../store/store.js'
-import { type ChargeDoc, type CustomerDoc, demoFixtures } from './fixtures.js'
+import { cancelRefusal } from '../rules/refusals.js'
+import type { FinishedWith, KeyRecordOf, SameTransactionCommit } from '../rules/same-transaction.js'
+import type { ApplyOptions, DemoLedgerStore, LedgerMutation } from '../store/ledger-store.js'
+import type { ClaimRequest } from '../store/store.js'
+import {
+  alsoReadCustomer,
+  asCharge,
+  iso,
+  keyRecordOf,
+  type MutationOutcome,
+  publicView,
+  refundKind,
+  refundMutation,
+  type StoredOutcome,
+  stripOutcome,
+  transactionView,
+} from './demo-refund.js'
+import { type CustomerDoc, demoFixtures } from './fixtures.js'
 import type {
   BillingPort,
   BillingRefusal,
@@ -27,7 +40,6 @@ import type {
   PaymentAttemptQuery,
   RefundCommand,
   RefundOutcome,
-  SameTransactionOutcome,
 } from './port.js'
 
 export interface DemoLedgerOptions {
@@ -38,69 +50,12 @@ export interface DemoLedgerOptions {
   /**
    * TEST ONLY: called right after a refund is committed to the ledger and before the outcome returns to the server.
    * The crash test uses it to hang the process there and SIGKILL it. Off unless set; when set, refunds commit apart
-   * from their keys' outcomes (no SameTransactionOutcome), so that moment exists.
+   * from their keys' outcomes (refundFinishing and refundClaiming leave the finish to the server), so that moment exists.
    */
   afterRefundCommitted?: (transactionRef: string) => Promise<void>
 }
 
-const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z')
-
-/** Strips the ledger's private '_' fields from a document. */
-function publicView(doc: ContractObject): ContractObject {
-  const out: ContractObject = {}
-  for (const [k, v] of Object.entries(doc)) {
-    if (k.startsWith('_')) continue
-    out[k] = k === 'refunds' && Array.isArray(v) ? v.map((r) => publicView(r as ContractObject)) : v
-  }
-  return out
-}
-
-type StoredOutcome = LookupOutcome & {
-  transaction_ref?: string
-  subscription_ref?: string
-  settle_at?: number
-  /** The ref of the refund's own ledger row (kind refundKind(transaction_ref)). */
-  row_ref?: string
-}
-
-// Each refund is its own ledger row, written in the same transaction as the charge's running total
-// (_refunded_minor). Keeping the refunds inside the charge document made every refund re-read and rewrite a document
-// that grows with each refund (the bench's load pool reached tens of KiB per charge and most of a refund's CPU).
-const refundKind = (transactionRef: string) => `refund:${transactionRef}`
-
-/**
- * A refund's ref: `re_`, the time in ms as 12 hex digits, then 48 random bits (24 hex digits in all). Time first, so
- * that an index keyed by refund ref takes each new refund at its end instead of at a random leaf page (measured when
- * the keys store had such an index: 3.55 → 2.76 SQLite WAL frames per refund). randomUUID draws from a cached entropy
- * pool (randomBytes per call showed in the profile).
- */
-function timeOrderedRefundRef(nowMs: number): string {
-  const random = randomUUID() // xxxxxxxx-xxxx-4xxx-…: its first 12 hex digits are random
-  return `re_${Math.max(0, Math.trunc(nowMs)).toString(16).padStart(12, '0')}${random.slice(0, 8)}${random.slice(9, 13)}`
-}
-
-const REFUNDED = '_refunded_minor'
-
-// The store keeps plain JSON documents; these are the documents fixtures.ts builds (each checked against its
-// contract type there) and this ledger writes, so their type is restored where they are read back.
-const asCharge = (doc: ContractObject) => doc as unknown as ChargeDoc
-const asRefundRecord = (doc: ContractObject) => doc as unknown as RefundRecord
-
-/** The contract's transaction object: the charge's public fields and its refund rows (stored as contract fields). */
-function transactionView(doc: ContractObject, refundRows: readonly ContractObject[]): Transaction {
-  const view = publicView(doc) as unknown as Transaction
-  view.refunds = [...view.refunds, ...refundRows.map(asRefundRecord)]
-  return view
-}
-
-/** The charge as the refund rules see it under the ledger's lock: its total refunded so far as one record. */
-function withRefundedTotal(doc: ContractObject): RefundableCharge {
-  const charge = asCharge(doc)
-  const total = typeof doc[REFUNDED] === 'number' ? (doc[REFUNDED] as number) : 0
-  return { ...charge, refunds: [...charge.refunds, { amount: { amount_minor: total }, reversed_at: null }] }
-}
-
-export class DemoLedger implements BillingPort {
+export class DemoLedger implements BillingPort, SameTransactionCommit {
   // refund() and cancelSubscription() re-check every generic rule under the row lock (the check that counts when
   // concurrent keys race), in the dry run's order: the server's unlocked pre-check would only repeat it.
   readonly appliesGenericRefusals = true
@@ -253,9 +208,9 @@ export class DemoLedger implements BillingPort {
   }
 
   /**
-   * A keyed mutation that, when the server offers it, finishes the key's claim in the same write and says so back:
-   * one write instead of two (on PostgreSQL one round trip fewer: refunds/s +3% to +27% per round against the build
-   * before, alternated 5 s runs at c=16).
+   * A keyed mutation that, given the key's claim, finishes it in the same write and says so: one write instead of two
+   * (on PostgreSQL one round trip fewer: refunds/s +3% to +27% per round against the build before, alternated 5 s
+   * runs at c=16). Without a claim (finish undefined) the server records the outcome itself.
    */
   async #applyKeyed(
     key: string,
@@ -263,60 +218,15 @@ export class DemoLedger implements BillingPort {
     ref: string,
     mutate: LedgerMutation<MutationOutcome>,
     reads: { alsoRead?: readonly { kind: string; ref: string }[] },
-    sameTransaction: SameTransactionOutcome | undefined,
-  ): Promise<MutationOutcome> {
-    const finish =
-      sameTransaction === undefined
-        ? undefined
-        : { owner: sameTransaction.owner, recordOf: keyRecordOf(sameTransaction.recordOf) }
+    finish: ApplyOptions<MutationOutcome>['finish'],
+  ): Promise<FinishedWith | 'not_found'> {
     const applied = await this.#store.apply(key, kind, ref, mutate, {
       ...reads,
       ...(finish !== undefined && { finish }),
     })
-    if (sameTransaction !== undefined && applied.finished !== undefined) sameTransaction.finished = applied.finished
-    return applied.outcome
-  }
-
-  /** A refund as a ledger mutation: the generic rules, the account and holds under the charge's lock, then the row. */
-  #refundMutation(idempotencyKey: string, command: RefundCommand, nowMs: number): LedgerMutation<MutationOutcome> {
-    return (doc, _prior, related) => {
-      if (doc === undefined) return { outcome: { status: 'not_found' }, record: false }
-      const customer = related?.[0]
-      const hold = doc._hold as { code: string; message: string } | undefined
-      // The dry run's order: the generic rules (the server's pre-check), then the account, then holds.
-      const refusal: BillingRefusal | undefined =
-        refundRefusal(withRefundedTotal(doc), undefined, command) ??
-        refundRefusal(withRefundedTotal(doc), customer as CustomerDoc | undefined, command) ??
-        (hold === undefined ? undefined : { status: 'refused', code: hold.code, message: hold.message })
-      if (refusal !== undefined) return { outcome: { operation: 'refund', ...refusal } }
-      const refundRef = timeOrderedRefundRef(nowMs)
-      const pending = doc._refund_mode === 'pending'
-      const at = iso(nowMs)
-      const record = {
-        at,
-        amount: { amount_minor: command.amount.amount_minor, currency: command.amount.currency },
-        idempotency_key: idempotencyKey,
-        reversed_at: null,
-      }
-      // Rows list in creation order (time, then the random ref).
-      const rowRef = `${String(nowMs).padStart(15, '0')}:${refundRef}`
-      const refunded = (typeof doc[REFUNDED] === 'number' ? (doc[REFUNDED] as number) : 0) + command.amount.amount_minor
-      const out: StoredOutcome = pending
-        ? {
-            operation: 'refund',
-            status: 'pending',
-            refund_ref: refundRef,
-            transaction_ref: command.transaction_ref,
-            settle_at: nowMs + this.#settleAfterMs,
-            row_ref: rowRef,
-          }
-        : { operation: 'refund', status: 'succeeded', refund_ref: refundRef, processed_at: at }
-      return {
-        doc: { ...doc, [REFUNDED]: refunded },
-        put: [{ kind: refundKind(command.transaction_ref), ref: rowRef, doc: record }],
-        outcome: out,
-      }
-    }
+    const outcome = applied.outcome
+    if (outcome.status === 'not_found') return 'not_found'
+    return { outcome: stripOutcome(outcome), finished: applied.finished }
   }
 
   /**
@@ -327,7 +237,7 @@ export class DemoLedger implements BillingPort {
     idempotencyKey: string,
     command: RefundCommand,
     claim: ClaimRequest,
-    recordOf: (outcome: LookupOutcome) => KeyFinish,
+    recordOf: KeyRecordOf,
   ): Promise<LookupOutcome | undefined> {
     // One write instead of three. On PostgreSQL one statement instead of two round trips (claim, write): +4% to +38%
     // refunds/s per round (6 of 6, alternated 5 s runs at c=16), CPU per refund 10–24% lower. On SQLite, with the
@@ -338,7 +248,7 @@ export class DemoLedger implements BillingPort {
       claim,
       'transaction',
       command.transaction_ref,
-      this.#refundMutation(idempotencyKey, command, this.#now()),
+      refundMutation(idempotencyKey, command, this.#now(), this.#settleAfterMs),
       {
         ...alsoReadCustomer(customerRef),
         recordOf: keyRecordOf(recordOf),
@@ -347,34 +257,64 @@ export class DemoLedger implements BillingPort {
     return done === undefined || done.outcome.status === 'not_found' ? undefined : stripOutcome(done.outcome)
   }
 
-  async refund(
+  async refund(idempotencyKey: string, command: RefundCommand): Promise<RefundOutcome> {
+    const done = await this.#refund(idempotencyKey, command, undefined)
+    return done === 'not_found' ? { status: 'not_found' } : (done.outcome as RefundOutcome)
+  }
+
+  /** refund(), finishing the key's claim with the change (SameTransactionCommit). */
+  refundFinishing(
     idempotencyKey: string,
     command: RefundCommand,
-    sameTransaction?: SameTransactionOutcome,
-  ): Promise<RefundOutcome> {
+    owner: string,
+    recordOf: KeyRecordOf,
+  ): Promise<FinishedWith | 'not_found'> {
+    // With the crash test's hook the refund commits apart from the key's outcome, so that moment exists.
+    const finish = this.#afterRefund === undefined ? { owner, recordOf: keyRecordOf(recordOf) } : undefined
+    return this.#refund(idempotencyKey, command, finish)
+  }
+
+  async #refund(
+    idempotencyKey: string,
+    command: RefundCommand,
+    finish: ApplyOptions<MutationOutcome>['finish'],
+  ): Promise<FinishedWith | 'not_found'> {
     const customerRef = await this.#customerRefOf(command.transaction_ref)
-    const outcome = await this.#applyKeyed(
+    const done = await this.#applyKeyed(
       idempotencyKey,
       'transaction',
       command.transaction_ref,
-      this.#refundMutation(idempotencyKey, command, this.#now()),
+      refundMutation(idempotencyKey, command, this.#now(), this.#settleAfterMs),
       // The customer (account restrictions) is read in the same round trip as the charge.
       alsoReadCustomer(customerRef),
-      // With the crash test's hook the refund commits apart from the key's outcome, so that moment exists.
-      this.#afterRefund === undefined ? sameTransaction : undefined,
+      finish,
     )
-    if (outcome.status === 'not_found') return outcome
-    if (this.#afterRefund !== undefined) await this.#afterRefund(command.transaction_ref)
-    return stripOutcome(outcome) as RefundOutcome
+    if (done !== 'not_found' && this.#afterRefund !== undefined) await this.#afterRefund(command.transaction_ref)
+    return done
   }
 
-  async cancelSubscription(
+  async cancelSubscription(idempotencyKey: string, command: CancelCommand): Promise<CancelOutcome> {
+    const done = await this.#cancel(idempotencyKey, command, undefined)
+    return done === 'not_found' ? { status: 'not_found' } : (done.outcome as CancelOutcome)
+  }
+
+  /** cancelSubscription(), finishing the key's claim with the change (SameTransactionCommit). */
+  cancelFinishing(
     idempotencyKey: string,
     command: CancelCommand,
-    sameTransaction?: SameTransactionOutcome,
-  ): Promise<CancelOutcome> {
+    owner: string,
+    recordOf: KeyRecordOf,
+  ): Promise<FinishedWith | 'not_found'> {
+    return this.#cancel(idempotencyKey, command, { owner, recordOf: keyRecordOf(recordOf) })
+  }
+
+  #cancel(
+    idempotencyKey: string,
+    command: CancelCommand,
+    finish: ApplyOptions<MutationOutcome>['finish'],
+  ): Promise<FinishedWith | 'not_found'> {
     const nowMs = this.#now()
-    const outcome = await this.#applyKeyed(
+    return this.#applyKeyed(
       idempotencyKey,
       'subscription',
       command.subscription_ref,
@@ -398,10 +338,8 @@ export class DemoLedger implements BillingPort {
         }
       },
       {},
-      sameTransaction,
+      finish,
     )
-    if (outcome.status === 'not_found') return outcome
-    return stripOutcome(outcome) as CancelOutcome
   }
 
   async lookup(idempotencyKey: string): Promise<LookupOutcome | undefined> {
@@ -444,21 +382,4 @@ export class DemoLedger implements BillingPort {
     )
     return stripOutcome(settled ?? pending)
   }
-}
-
-/** What the demo ledger's keyed mutations answer: the outcome it stores, or not_found (stored under no key). */
-type MutationOutcome = StoredOutcome | { status: 'not_found' }
-
-/** The key's record of a mutation's outcome, as the server gives it; a charge not found records none. */
-const keyRecordOf =
-  (recordOf: (outcome: LookupOutcome) => KeyFinish) =>
-  (o: MutationOutcome): KeyFinish | undefined =>
-    o.status === 'not_found' ? undefined : recordOf(stripOutcome(o))
-
-const alsoReadCustomer = (customerRef: string | undefined) =>
-  customerRef === undefined ? {} : { alsoRead: [{ kind: 'customer', ref: customerRef }] }
-
-function stripOutcome(o: StoredOutcome): LookupOutcome {
-  const { transaction_ref: _t, subscription_ref: _s, settle_at: _a, row_ref: _r, ...rest } = o
-  return rest as LookupOutcome
 }

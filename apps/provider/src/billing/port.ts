@@ -13,7 +13,6 @@ import type {
   Transaction,
   TransactionList,
 } from '@tollgate/contract'
-import type { ClaimRequest, KeyFinish } from '../store/store.js'
 
 export type { Money }
 
@@ -63,24 +62,6 @@ export type LookupOutcome =
   | ({ operation: 'cancel_subscription' } & Exclude<CancelOutcome, { status: 'not_found' }>)
 
 /**
- * Offered by the server to refund() and cancelSubscription(). A billing system whose data lives in the server's own
- * store (the demo ledger) may record the key's outcome in the same transaction as its change, so the two commit
- * together and the server skips a write of its own. Any other billing system ignores it: the server then records
- * the outcome once the call returns, as always.
- */
-export interface SameTransactionOutcome {
-  /** The key's claim: only its owner may finish it. */
-  readonly owner: string
-  /** The key's record of what the call did (as the server would record it after the call). */
-  recordOf(outcome: LookupOutcome): KeyFinish
-  /**
-   * Set by a billing system that used this: true when the claim was finished with its change, false when the change
-   * committed but the claim was no longer this call's (taken over meanwhile). Left unset otherwise.
-   */
-  finished?: boolean
-}
-
-/**
  * What the server needs from a billing system. Rules (idempotency, finality, dry runs, refusals by the contract's
  * generic checks) live in the server; the port executes and reports.
  *
@@ -108,24 +89,8 @@ export interface BillingPort {
   /** A dry run's merchant-specific refusal (holds, x_… rules), or undefined when it would go through. */
   assessRefund?(command: RefundCommand): Promise<BillingRefusal | undefined>
   assessCancel?(command: CancelCommand): Promise<BillingRefusal | undefined>
-  refund(idempotencyKey: string, command: RefundCommand, outcome?: SameTransactionOutcome): Promise<RefundOutcome>
-  /**
-   * For a billing system in the server's own store only (the demo ledger); leave it out in one of your own. A refund
-   * under a key new to the server, with the key's claim and outcome, as one transaction (`claim` as the server would
-   * make it; recordOf gives the key's record of an outcome). Answers undefined, having written nothing, when it cannot
-   * do all of that at once; the server then claims, calls refund() and records, as usual.
-   */
-  refundClaiming?(
-    idempotencyKey: string,
-    command: RefundCommand,
-    claim: ClaimRequest,
-    recordOf: (outcome: LookupOutcome) => KeyFinish,
-  ): Promise<LookupOutcome | undefined>
-  cancelSubscription(
-    idempotencyKey: string,
-    command: CancelCommand,
-    outcome?: SameTransactionOutcome,
-  ): Promise<CancelOutcome>
+  refund(idempotencyKey: string, command: RefundCommand): Promise<RefundOutcome>
+  cancelSubscription(idempotencyKey: string, command: CancelCommand): Promise<CancelOutcome>
   /** payment_attempts capability: one page, oldest update first; 'invalid_cursor' for a cursor it did not issue. */
   listPaymentAttempts?(query: PaymentAttemptQuery): Promise<PaymentAttemptList | 'invalid_cursor'>
   /** The current state of a keyed operation (pending ones may have become final), or undefined if never executed. */

@@ -6,6 +6,7 @@ import { checkBillingPort } from '../billing/port-check.js'
 import { listedTools, type ToolEntry } from '../mcp/tool-table.js'
 import type { ProviderMetrics } from '../metrics.js'
 import { ProviderRules } from '../rules/provider-rules.js'
+import type { SameTransactionCommit } from '../rules/same-transaction.js'
 import { demoLedgerStore } from '../store/ledger-store.js'
 import type { Store } from '../store/store.js'
 import type { ProviderOptions } from './options.js'
@@ -37,15 +38,19 @@ export async function billingAndRules(
   now: () => number,
 ): Promise<BillingAndRules> {
   let billing = options.billing
+  // The demo ledger lives in this store: it records each key's outcome with its change.
+  let sameTransaction: SameTransactionCommit | undefined
   if (billing === undefined) {
     const ledger = new DemoLedger(demoLedgerStore(store), { now, ...options.demoLedger })
     await ledger.seed()
     billing = ledger
+    sameTransaction = metrics?.timedSameTransaction(ledger) ?? ledger
   }
   const described = checkedPort ?? (await checkBillingPort(billing))
   const rules = new ProviderRules({
     store: metrics?.timedStore(store) ?? store,
     billing: metrics?.timedBilling(billing) ?? billing,
+    ...(sameTransaction !== undefined && { sameTransaction }),
     now,
     ...(options.inProgressLeaseMs !== undefined && { inProgressLeaseMs: options.inProgressLeaseMs }),
     ...(metrics !== undefined && { onReplay: (operation, result) => metrics.replayed(operation, result) }),
