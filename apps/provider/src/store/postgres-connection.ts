@@ -5,7 +5,6 @@ import pg from 'pg'
 import { parseIntoClientConfig } from 'pg-connection-string'
 import { StoreError } from '../errors.js'
 import { outageOf, READ_ONLY_SQLSTATE, type StoreAccess, StoreHealth } from './outage.js'
-import { jsonOrNull, type Outcome } from './store.js'
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/
 
@@ -311,17 +310,4 @@ export function jsonbToText(s: string, table: string, columns: readonly string[]
     ALTER TABLE ${s}.${table} ${alters};
   END IF;
 END $$;`
-}
-
-/**
- * Keys' records as the array columns of the statements that finish keys in batches (finishMany, and the ledger's
- * writeFinishMany and claimWriteMany): status, result, refusal, the time.
- */
-export function keyRecordColumns(records: readonly { outcome: Outcome; nowMs: number }[]): unknown[][] {
-  return [
-    records.map((r) => r.outcome.status),
-    records.map((r) => jsonOrNull(r.outcome.result)),
-    records.map((r) => jsonOrNull(r.outcome.refusal)),
-    records.map((r) => r.nowMs),
-  ]
 }

@@ -7,21 +7,23 @@ import type pg from 'pg'
 import { StoreError } from '../errors.js'
 import { attachLedgerStore } from './ledger-store.js'
 import { statementBatcher } from './postgres-batch.js'
+import { ArrayParameters, arrayGroup } from './postgres-columns.js'
 import {
   BATCHES_IN_FLIGHT,
   connectPostgres,
   jsonbToText,
-  keyRecordColumns,
   longQuery,
   type PostgresConnection,
   type PostgresStoreOptions,
   runSchemaDdl,
 } from './postgres-connection.js'
 import { openPostgresLedgerStore } from './postgres-ledger-store.js'
+import { claimColumns, finishColumns, finishOperations, insertOperations } from './postgres-operations-sql.js'
 import {
   type ClaimRequest,
   type ClaimResult,
   jsonOrNull,
+  type KeyFinish,
   type OperationsRow,
   type Outcome,
   type Store,
@@ -75,6 +77,36 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
 
 const ensureKeysSchema = (c: PostgresConnection) => runSchemaDdl(c, keysSchemaSql(c.schema))
 
+/** A finish: the key, its claim's owner, and what it recorded. */
+interface Finish extends KeyFinish {
+  key: string
+  owner: string
+}
+
+// Many claims, many finishes: the columns their statements read, in their order.
+const claimsMany = new ArrayParameters<readonly ClaimRequest[]>([
+  arrayGroup(
+    'x',
+    {
+      ...claimColumns((r: ClaimRequest) => r),
+      lease_until: ['bigint', (r: ClaimRequest) => r.nowMs + r.leaseMs],
+      at: ['bigint', (r: ClaimRequest) => r.nowMs],
+    },
+    (rs) => rs,
+  ),
+])
+const finishesMany = new ArrayParameters<readonly Finish[]>([
+  arrayGroup(
+    'f',
+    {
+      key: ['text', (f: Finish) => f.key],
+      owner: ['text', (f: Finish) => f.owner],
+      ...finishColumns((f: Finish) => f),
+    },
+    (fs) => fs,
+  ),
+])
+
 // Named statements: each pooled connection parses one once and then only binds it.
 function keyStatements(s: string) {
   return {
@@ -83,20 +115,13 @@ function keyStatements(s: string) {
     takeover: `UPDATE ${s}.operations SET owner = $1, lease_until = $2, updated_at = $3
       WHERE key = $4 AND fingerprint = $5 AND status = 'running' AND lease_until <= $3`,
     // Many claims in one statement: the keys it inserted are claimed; the others take the one-key path.
-    insertMany: `INSERT INTO ${s}.operations (key, fingerprint, operation, target_ref, status, owner, lease_until, created_at, updated_at)
-      SELECT x.key, x.fingerprint, x.operation, x.target_ref, 'running', x.owner, x.lease_until, x.at, x.at
-      FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bigint[])
-        AS x(key, fingerprint, operation, target_ref, owner, lease_until, at)
-      ON CONFLICT (key) DO NOTHING RETURNING key`,
+    insertMany: `${insertOperations(s, claimsMany.unnest('x'), { status: "'running'", result: 'NULL', refusal: 'NULL' })}
+      RETURNING key`,
     get: `SELECT * FROM ${s}.operations WHERE key = $1`,
     finish: `UPDATE ${s}.operations SET status = $1, result = $2, refusal = $3, updated_at = $4, lease_until = 0
       WHERE key = $5 AND owner = $6 AND status = 'running'`,
     // finish for many keys (distinct, so no row is updated twice): the keys it finished.
-    finishMany: `UPDATE ${s}.operations o SET status = x.status, result = x.result, refusal = x.refusal, updated_at = x.at,
-        lease_until = 0
-      FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[])
-        AS x(key, owner, status, result, refusal, at)
-      WHERE o.key = x.key AND o.owner = x.owner AND o.status = 'running' RETURNING o.key`,
+    finishMany: `${finishOperations(s, finishesMany.unnest('f'))} RETURNING o.key`,
     abandon: `UPDATE ${s}.operations SET lease_until = 0 WHERE key = $1 AND owner = $2 AND status = 'running'`,
     release: `DELETE FROM ${s}.operations WHERE key = $1 AND owner = $2 AND status = 'running'`,
     settle: `UPDATE ${s}.operations SET status = $1, result = $2, refusal = $3, updated_at = $4
@@ -148,27 +173,13 @@ function keysStore(connection: PostgresConnection): Store {
     maxInFlight: BATCHES_IN_FLIGHT,
     runOne: claimOne,
     runBatch: async (rs) => {
-      const inserted = await insertClaims<{ key: string }>('insertMany', [
-        rs.map((r) => r.key),
-        rs.map((r) => r.fingerprint),
-        rs.map((r) => r.operation),
-        rs.map((r) => r.targetRef),
-        rs.map((r) => r.owner),
-        rs.map((r) => r.nowMs + r.leaseMs),
-        rs.map((r) => r.nowMs),
-      ])
+      const inserted = await insertClaims<{ key: string }>('insertMany', claimsMany.values(rs))
       const claimed = new Set(inserted.rows.map((row) => row.key))
       // A key that exists already (a replay, a takeover, a race) takes the one-key path.
       return rs.map((r) => (claimed.has(r.key) ? { kind: 'claimed', recovering: false } : undefined))
     },
   })
 
-  interface Finish {
-    key: string
-    owner: string
-    outcome: Outcome
-    nowMs: number
-  }
   const finishOne = async ({ key, owner, outcome, nowMs }: Finish) =>
     (await run('finish', [...outcomeValues(outcome, nowMs), key, owner])).rowCount === 1
   const finish = statementBatcher<Finish, boolean>({
@@ -176,11 +187,7 @@ function keysStore(connection: PostgresConnection): Store {
     maxInFlight: BATCHES_IN_FLIGHT,
     runOne: finishOne,
     runBatch: async (fs) => {
-      const done = await run<{ key: string }>('finishMany', [
-        fs.map((f) => f.key),
-        fs.map((f) => f.owner),
-        ...keyRecordColumns(fs),
-      ])
+      const done = await run<{ key: string }>('finishMany', finishesMany.values(fs))
       const finished = new Set(done.rows.map((row) => row.key))
       return fs.map((f) => finished.has(f.key))
     },
