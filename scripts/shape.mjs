@@ -13,6 +13,8 @@ const LONG_FILES_ALLOWED = new Set([
   'packages/contract/src/types.generated.ts',
   'packages/strict-json/src/parse-strict.ts',
 ])
+/** Data tables, exempt from the function limit: the demo ledger's invented customers, charges and subscriptions. */
+const LONG_FUNCTIONS_ALLOWED = new Set(['apps/provider/src/billing/fixtures.ts demoFixtures'])
 
 function* sourceFiles(dir) {
   for (const name of readdirSync(dir)) {
@@ -71,7 +73,7 @@ for (const r of rows) {
   if (r.imports > LIMITS.imports) problems.push(`${r.file}: imports ${r.imports} modules (limit ${LIMITS.imports})`)
 }
 for (const f of functions) {
-  if (f.lines > LIMITS.functionLines)
+  if (f.lines > LIMITS.functionLines && !LONG_FUNCTIONS_ALLOWED.has(`${f.file} ${f.name}`))
     problems.push(`${f.file}:${f.line} ${f.name}: ${f.lines} lines (limit ${LIMITS.functionLines})`)
 }
 const lengths = rows.map((r) => r.lines).sort((a, b) => a - b)
