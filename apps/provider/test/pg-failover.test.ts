@@ -466,6 +466,9 @@ async function failover(options: RunOptions, diagnostic: (line: string) => void)
           },
           sessionStore: new MemorySessionStore(),
           ...(billing !== undefined ? { billing } : { demoLedger: {} }),
+          // A lost key whose claim survived (its outcome did not) is retried once its lease has run out: 5 s, not the
+          // default 30 s that would outlast the retrying client's deadline. Every call here takes milliseconds.
+          ...(options.lag && { inProgressLeaseMs: 5_000 }),
         }),
       )
     const lbPort = await freeLoopbackPort()
@@ -572,7 +575,10 @@ async function failover(options: RunOptions, diagnostic: (line: string) => void)
     await db.connect()
     let recorded: Set<string>
     try {
-      const r = await db.query<{ key: string }>('SELECT key FROM failover.operations')
+      // A key whose record there is still its claim ('running') lost its outcome too: the claim reached the standby,
+      // the refund and its record (one later transaction) did not. Counting it as kept failed this test about one
+      // run in five (seen on the code before and after issue 30's redesign alike).
+      const r = await db.query<{ key: string }>("SELECT key FROM failover.operations WHERE status <> 'running'")
       recorded = new Set(r.rows.map((row) => row.key))
     } finally {
       await db.end()
