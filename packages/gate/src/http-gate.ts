@@ -100,7 +100,7 @@ export function createGate(options: GateOptions): Gate {
     onCall: options.onEvent === undefined ? undefined : (report: CallReport) => emit({ kind: 'call', ...report }),
   }
   // The tools/call exchanges the SDK serves, found by the charge inside it (see GateServer).
-  const exchanges: SdkExchanges = new WeakMap()
+  const exchanges: SdkExchanges = new Map()
   const build = () =>
     new GateServer({ serverInfo: options.serverInfo, instructions: options.instructions, pipeline, exchanges })
   // legacy 'reject': 2025-era traffic never reaches this handler; the sessionful leg below owns it.

@@ -31,7 +31,7 @@ type Handler = (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result>
  * the very object the SDK hands its handlers as `ctx.http.authInfo`): the charge reads whether the client is still
  * there, and asks for a 503 when the budget store could not charge.
  */
-export type SdkExchanges = WeakMap<AuthInfo, ToolCallExchange>
+export type SdkExchanges = Map<AuthInfo, ToolCallExchange>
 
 /** The client of a response has gone once its socket is destroyed (or was never there). */
 export const hasGone = (res: ServerResponse): boolean => res.socket?.destroyed !== false
