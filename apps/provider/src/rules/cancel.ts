@@ -55,12 +55,8 @@ export class CancelOperation implements KeyedOperation {
     return this.command.subscription_ref
   }
 
-  async run(recovering: boolean, owner: string, recordOf: KeyRecordOf): Promise<KeyedRun> {
+  async run(owner: string, recordOf: KeyRecordOf): Promise<KeyedRun> {
     const billing = this.#billing
-    if (recovering) {
-      const found = await billing.lookup(this.key)
-      if (found !== undefined) return { outcome: found, finished: undefined }
-    }
     if (billing.appliesGenericRefusals !== true) {
       const sub = await billing.getSubscription(this.command.subscription_ref)
       if (sub === undefined) return 'not_found'

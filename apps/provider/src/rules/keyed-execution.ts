@@ -20,10 +20,10 @@ export interface KeyedOperation {
   readonly operation: OperationKind
   readonly targetRef: string
   /**
-   * The billing call under the key's claim. recovering: a former owner's attempt had no outcome (ask billing.lookup
-   * first). owner and recordOf let a same-transaction commit finish the claim with its change.
+   * The billing call under the key's claim (after billing.lookup found nothing, when a former owner's attempt had no
+   * outcome). owner and recordOf let a same-transaction commit finish the claim with its change.
    */
-  run(recovering: boolean, owner: string, recordOf: KeyRecordOf): Promise<KeyedRun>
+  run(owner: string, recordOf: KeyRecordOf): Promise<KeyedRun>
   /** The key's record of a billing outcome. */
   outcomeOf(outcome: LookupOutcome): Outcome
   /** The claim, call and record as one write, or undefined having written nothing (then the usual path). */
@@ -110,7 +110,9 @@ export class KeyedExecution {
     if (claim.kind === 'exists') return this.#replay(claim.row, fingerprint, true)
     let done: KeyedRun
     try {
-      done = await op.run(claim.recovering, owner, recordOf)
+      // A former owner's attempt left no outcome: billing may have acted on it, so ask before calling again.
+      const found = claim.recovering ? await this.#billing.lookup(key) : undefined
+      done = found !== undefined ? { outcome: found, finished: undefined } : await op.run(owner, recordOf)
     } catch (error) {
       // The billing call's fate is unknown: keep the claim (so nobody re-runs it blind) but end its lease, so the
       // next call with this key recovers through billing.lookup(key). The error goes to the call's log line.

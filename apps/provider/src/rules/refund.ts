@@ -67,12 +67,8 @@ export class RefundOperation implements KeyedOperation {
     return this.command.transaction_ref
   }
 
-  async run(recovering: boolean, owner: string, recordOf: KeyRecordOf): Promise<KeyedRun> {
+  async run(owner: string, recordOf: KeyRecordOf): Promise<KeyedRun> {
     const billing = this.#billing
-    if (recovering) {
-      const found = await billing.lookup(this.key)
-      if (found !== undefined) return { outcome: found, finished: undefined }
-    }
     if (billing.appliesGenericRefusals !== true) {
       const refusal = await refundPrecheck(billing, this.command)
       if (refusal === 'not_found') return 'not_found'
