@@ -29,8 +29,12 @@ import { createKeptIssuer, type KeyFile, keyPathFor, removeKeyFile, writeKeyFile
 import { quenchzBudget } from './start-quenchz.js'
 import { buildTokenManifest, writeTokenManifest } from './token-manifest.js'
 
-/** A step that cannot go on: `message` is the line for stderr ('' when the step already said why). */
-export class StartFailure extends Error {}
+/** A step that cannot go on: `line` is what to print on stderr, undefined when the step already said why. */
+export class StartFailure extends Error {
+  constructor(readonly line: string | undefined) {
+    super(line ?? 'quenchz could not start (already reported)')
+  }
+}
 
 /** Callers of a budget policy named one by one in the metrics at most; past it, all are counted as `other`. */
 const MAX_NAMED_CALLERS = 50

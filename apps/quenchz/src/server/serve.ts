@@ -34,7 +34,7 @@ export async function serve(plan: ServePlan, io: CliIo, cwd: string): Promise<nu
   try {
     return await start(plan, io, closers, sessionKey)
   } catch (error) {
-    if (error instanceof step.StartFailure && error.message !== '') io.stderr(error.message)
+    if (error instanceof step.StartFailure && error.line !== undefined) io.stderr(error.line)
     await closers.closeAll()
     if (!(error instanceof step.StartFailure)) throw error
     return EXIT.failed
@@ -58,7 +58,7 @@ async function start(
   closers.add('rates source', () => source.close())
   // The manifest before listening, so a runner waiting for it knows the server is about to answer.
   const mint = async (url: string) => {
-    if (!(await step.writeTokens(plan, identity, url, io, closers))) throw new step.StartFailure('')
+    if (!(await step.writeTokens(plan, identity, url, io, closers))) throw new step.StartFailure(undefined)
   }
   const endpointPath = new URL(plan.resource).pathname
   const scheme = tls === undefined ? 'http' : 'https'
